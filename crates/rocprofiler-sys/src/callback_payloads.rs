@@ -1,0 +1,76 @@
+//! Payloads of synchronous callbacks (callback_tracing.h), reached through
+//! `rocprofiler_callback_tracing_record_t::payload`.
+use crate::hip::{rocprofiler_hip_api_args_t, rocprofiler_hip_api_retval_t};
+use crate::types::*;
+use std::ffi::{c_char, c_void};
+
+/// Payload of HIP_RUNTIME_API callbacks.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct rocprofiler_callback_tracing_hip_api_data_t {
+    pub size: u64,
+    pub args: rocprofiler_hip_api_args_t,
+    pub retval: rocprofiler_hip_api_retval_t,
+}
+
+/// Payload of CODE_OBJECT DEVICE_KERNEL_SYMBOL_REGISTER: kernel_id -> name.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct rocprofiler_callback_tracing_code_object_kernel_symbol_register_data_t {
+    pub size: u64,
+    pub kernel_id: u64,
+    pub code_object_id: u64,
+    pub kernel_name: *const c_char,
+    pub kernel_object: u64,
+    pub kernarg_segment_size: u32,
+    pub kernarg_segment_alignment: u32,
+    pub group_segment_size: u32,
+    pub private_segment_size: u32,
+    pub sgpr_count: u32,
+    pub arch_vgpr_count: u32,
+    pub accum_vgpr_count: u32,
+    pub kernel_code_entry_byte_offset: i64,
+    pub kernel_address: rocprofiler_address_t,
+}
+
+/// Payload of HIP_STREAM CREATE / DESTROY / SET.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct rocprofiler_callback_tracing_hip_stream_data_t {
+    pub size: u64,
+    pub stream_id: rocprofiler_stream_id_t,
+    pub stream_value: rocprofiler_address_t,
+}
+
+/// Payload of HIP_GRAPH EXEC_CREATE / EXEC_DESTROY / EXEC_LAUNCH (SDK 1.3+).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct rocprofiler_callback_tracing_hip_graph_data_t {
+    pub size: u64,
+    pub graph_exec_id: rocprofiler_graph_exec_id_t,
+    /// The raw hipGraphExec_t pointer value.
+    pub graph_exec_value: rocprofiler_address_t,
+}
+
+/// `rocprofiler_callback_tracing_cb_t`.
+pub type rocprofiler_callback_tracing_cb_t = Option<
+    unsafe extern "C" fn(
+        record: rocprofiler_callback_tracing_record_t,
+        user_data: *mut rocprofiler_user_data_t,
+        callback_data: *mut c_void,
+    ),
+>;
+
+/// `rocprofiler_external_correlation_id_request_cb_t`: return 0 when the
+/// value was set.
+pub type rocprofiler_external_correlation_id_request_cb_t = Option<
+    unsafe extern "C" fn(
+        thread_id: rocprofiler_thread_id_t,
+        context_id: rocprofiler_context_id_t,
+        kind: crate::enums::rocprofiler_external_correlation_id_request_kind_t,
+        operation: rocprofiler_tracing_operation_t,
+        internal_corr_id_value: u64,
+        external_corr_id_value: *mut rocprofiler_user_data_t,
+        data: *mut c_void,
+    ) -> i32,
+>;

@@ -1,0 +1,1 @@
+//! kineto-rocm tool library (placeholder until the tool lands).

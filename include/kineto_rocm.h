@@ -1,0 +1,47 @@
+/*
+ * kineto-rocm C ABI.
+ *
+ * The tool library exports rocprofiler_configure, so rocprofiler-sdk finds it
+ * by symbol (a loaded library) or through ROCP_TOOL_LIBRARIES. These calls
+ * drive a profiling session without kineto; kineto itself uses the C++ face
+ * (RocmActivityApi, the child profiler). Every call is safe to make on a
+ * machine without ROCm: it returns KINETO_ROCM_UNAVAILABLE and
+ * kineto_rocm_unavailable_reason() says why.
+ */
+#ifndef KINETO_ROCM_H
+#define KINETO_ROCM_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum kineto_rocm_status {
+    KINETO_ROCM_OK = 0,
+    KINETO_ROCM_UNAVAILABLE = 1, /* no rocprofiler-sdk: nothing collected */
+    KINETO_ROCM_SDK_ERROR = 2,   /* the SDK returned an error status */
+    KINETO_ROCM_USAGE_ERROR = 3, /* wrong order or bad argument */
+    KINETO_ROCM_IO_ERROR = 4,    /* the trace file could not be written */
+};
+
+/* Starts a trace window (configuring the SDK first if it has not been). */
+int kineto_rocm_start(void);
+/* Stops the current window; records still in flight land in it. */
+int kineto_rocm_stop(void);
+/* Waits (bounded) for stopped windows to complete and writes them as one
+ * kineto-format chrome trace to `path`. */
+int kineto_rocm_write_trace(const char* path);
+/* CPU-op correlation ids, as kineto pushes them: domain 0 = default, 1 = user. */
+void kineto_rocm_push_correlation_id(uint64_t id, int domain);
+void kineto_rocm_pop_correlation_id(int domain);
+/* NULL when collecting is possible; else a static line saying why not. */
+const char* kineto_rocm_unavailable_reason(void);
+/* Registers the kineto child profiler with libkineto::api() (C++ face). */
+int kineto_rocm_register_kineto_profiler(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

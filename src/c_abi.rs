@@ -1,0 +1,80 @@
+//! The C ABI declared in include/kineto_rocm.h. No panic crosses it.
+use crate::api::{self, CorrelationDomain, ToolError};
+use std::ffi::{c_char, c_int, CStr, CString};
+use std::panic::catch_unwind;
+
+const OK: c_int = 0;
+const UNAVAILABLE: c_int = 1;
+const SDK_ERROR: c_int = 2;
+const USAGE_ERROR: c_int = 3;
+const IO_ERROR: c_int = 4;
+
+fn status_of(result: Result<(), ToolError>) -> c_int {
+    match result {
+        Ok(()) => OK,
+        Err(error) => {
+            log::warn!("{error}");
+            match error {
+                ToolError::Unavailable(_) => UNAVAILABLE,
+                ToolError::Sdk { .. } => SDK_ERROR,
+                ToolError::Usage(_) => USAGE_ERROR,
+                ToolError::Io(_) => IO_ERROR,
+            }
+        }
+    }
+}
+
+fn guarded(name: &str, f: impl FnOnce() -> c_int + std::panic::UnwindSafe) -> c_int {
+    catch_unwind(f).unwrap_or_else(|_| {
+        log::error!("kineto-rocm: panic in {name}; the call did nothing");
+        USAGE_ERROR
+    })
+}
+
+fn domain(value: c_int) -> CorrelationDomain {
+    CorrelationDomain::from_user_flag(value == 1)
+}
+
+#[no_mangle]
+pub extern "C" fn kineto_rocm_start() -> c_int {
+    guarded("kineto_rocm_start", || status_of(api::start_collection()))
+}
+
+#[no_mangle]
+pub extern "C" fn kineto_rocm_stop() -> c_int {
+    guarded("kineto_rocm_stop", || status_of(api::stop_collection()))
+}
+
+#[no_mangle]
+pub extern "C" fn kineto_rocm_write_trace(path: *const c_char) -> c_int {
+    guarded("kineto_rocm_write_trace", || {
+        if path.is_null() {
+            return status_of(Err(ToolError::Usage("kineto_rocm_write_trace needs a path")));
+        }
+        // SAFETY: the caller passes a NUL-terminated path valid for the call.
+        let path = unsafe { CStr::from_ptr(path) }.to_string_lossy().into_owned();
+        status_of(crate::output::write_trace_file(std::path::Path::new(&path)).map(|_| ()))
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn kineto_rocm_push_correlation_id(id: u64, domain_value: c_int) {
+    let _ = catch_unwind(|| api::push_correlation_id(domain(domain_value), id));
+}
+
+#[no_mangle]
+pub extern "C" fn kineto_rocm_pop_correlation_id(domain_value: c_int) {
+    let _ = catch_unwind(|| api::pop_correlation_id(domain(domain_value)));
+}
+
+#[no_mangle]
+pub extern "C" fn kineto_rocm_unavailable_reason() -> *const c_char {
+    static REASON: once_cell::sync::OnceCell<CString> = once_cell::sync::OnceCell::new();
+    catch_unwind(|| match api::unavailable_reason() {
+        None => std::ptr::null(),
+        Some(reason) => REASON
+            .get_or_init(|| CString::new(reason.replace('\0', " ")).expect("NULs replaced"))
+            .as_ptr(),
+    })
+    .unwrap_or(std::ptr::null())
+}

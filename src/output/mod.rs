@@ -1,0 +1,2 @@
+//! Writers for finished windows.
+pub mod chrome_trace;

@@ -1,0 +1,63 @@
+//! How the SDK finds and starts this tool: `rocprofiler_configure`, then
+//! `initialize` (the only place services may be configured), then `finalize`.
+use super::services;
+use super::state::{self, Tool};
+use rocprofiler_sys::*;
+use std::ffi::{c_char, c_void};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+/// The SDK calls this when it finds the symbol in a loaded library, in
+/// `ROCP_TOOL_LIBRARIES`, or through `rocprofiler_force_configure`.
+#[no_mangle]
+pub extern "C" fn rocprofiler_configure(
+    version: u32,
+    _runtime_version: *const c_char,
+    priority: u32,
+    client_id: *mut rocprofiler_client_id_t,
+) -> *mut rocprofiler_tool_configure_result_t {
+    let outcome = catch_unwind(|| {
+        crate::logging::init();
+        if state::already_configured() {
+            log::info!("kineto-rocm: already configured; declining a second registration");
+            return std::ptr::null_mut();
+        }
+        if !client_id.is_null() {
+            // SAFETY: the SDK passes a valid client id for the duration of the call.
+            unsafe { (*client_id).name = c"kineto-rocm".as_ptr() };
+        }
+        log::debug!("kineto-rocm: configure called by SDK {version} at priority {priority}");
+        // The SDK keeps this pointer until finalize; one per process is leaked on purpose.
+        Box::into_raw(Box::new(rocprofiler_tool_configure_result_t {
+            size: std::mem::size_of::<rocprofiler_tool_configure_result_t>(),
+            initialize: Some(tool_initialize),
+            finalize: Some(tool_finalize),
+            tool_data: std::ptr::null_mut(),
+        }))
+    });
+    outcome.unwrap_or_else(|_| {
+        log::error!("kineto-rocm: panic in rocprofiler_configure; the tool stays off");
+        std::ptr::null_mut()
+    })
+}
+
+unsafe extern "C" fn tool_initialize(_finalize: rocprofiler_client_finalize_t, _tool_data: *mut c_void) -> i32 {
+    let outcome = catch_unwind(AssertUnwindSafe(|| match Tool::build(services::configure_all) {
+        Ok(()) => 0,
+        Err(why) => {
+            log::error!("kineto-rocm: not collecting: {why}");
+            -1
+        }
+    }));
+    outcome.unwrap_or_else(|_| {
+        log::error!("kineto-rocm: panic while initialising; not collecting");
+        -1
+    })
+}
+
+unsafe extern "C" fn tool_finalize(_tool_data: *mut c_void) {
+    let _ = catch_unwind(|| {
+        if let Some(tool) = state::tool() {
+            tool.on_sdk_finalize();
+        }
+    });
+}

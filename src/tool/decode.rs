@@ -1,0 +1,316 @@
+//! Turns the SDK's buffer records into plain values.
+//!
+//! Why one place: this is the only code that reads memory the SDK owns by
+//! layout. Every record is checked against its own `size` before a field is
+//! read, so a truncated or foreign record is counted and skipped, never read
+//! past its end. Decoding is written over byte slices so the fuzz target can
+//! drive it with arbitrary input.
+use rocprofiler_sys::*;
+use std::mem::{offset_of, size_of};
+
+/// One decoded buffer record.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Decoded {
+    Kernel(KernelRecord),
+    Copy(CopyRecord),
+    Api(ApiRecord),
+    GraphLaunch(GraphLaunchRecord),
+    Retired { correlation_id: u64 },
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct KernelRecord {
+    pub correlation_id: u64,
+    pub external_slot: u64,
+    pub thread_id: u64,
+    pub start_ns: u64,
+    pub end_ns: u64,
+    pub agent: u64,
+    pub queue: u64,
+    pub kernel_id: u64,
+    pub dispatch_id: u64,
+    pub scratch_bytes: u32,
+    pub lds_bytes: u32,
+    pub workgroup: [u32; 3],
+    pub grid: [u32; 3],
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CopyRecord {
+    pub direction: u32,
+    pub correlation_id: u64,
+    pub external_slot: u64,
+    pub thread_id: u64,
+    pub start_ns: u64,
+    pub end_ns: u64,
+    pub dst_agent: u64,
+    pub src_agent: u64,
+    pub bytes: u64,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ApiRecord {
+    pub operation: i32,
+    pub correlation_id: u64,
+    pub thread_id: u64,
+    pub start_ns: u64,
+    pub end_ns: u64,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GraphLaunchRecord {
+    pub correlation_id: u64,
+    pub thread_id: u64,
+    pub start_ns: u64,
+    pub end_ns: u64,
+    pub agent: u64,
+    pub queue: u64,
+    pub graph_exec_id: u64,
+    pub kernel_dispatch_count: u64,
+}
+
+/// Why a record was skipped. Each kind is warned about once.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Malformed {
+    UnknownCategory,
+    UnknownKind,
+    Truncated,
+    ZeroTimestamp,
+    EndBeforeStart,
+}
+
+impl Malformed {
+    pub const ALL: [Malformed; 5] = [
+        Malformed::UnknownCategory,
+        Malformed::UnknownKind,
+        Malformed::Truncated,
+        Malformed::ZeroTimestamp,
+        Malformed::EndBeforeStart,
+    ];
+
+    pub fn describe(self) -> &'static str {
+        match self {
+            Malformed::UnknownCategory => "a record category this backend does not read",
+            Malformed::UnknownKind => "a tracing kind this backend did not configure",
+            Malformed::Truncated => "a payload smaller than its kind's fields",
+            Malformed::ZeroTimestamp => "a zero timestamp",
+            Malformed::EndBeforeStart => "an end timestamp before its start",
+        }
+    }
+}
+
+/// Decodes the payload of one tracing record given its kind.
+///
+/// `payload` holds the bytes the header points at; the record's own leading
+/// `size` field says how many of them are the record's.
+pub fn decode(category: u32, kind: u32, payload: &[u8]) -> Result<Decoded, Malformed> {
+    if category != rocprofiler_buffer_category_t::TRACING.0 {
+        return Err(Malformed::UnknownCategory);
+    }
+    let record = Record::new(payload)?;
+    match rocprofiler_buffer_tracing_kind_t(kind) {
+        rocprofiler_buffer_tracing_kind_t::KERNEL_DISPATCH => decode_kernel(&record),
+        rocprofiler_buffer_tracing_kind_t::MEMORY_COPY => decode_copy(&record),
+        rocprofiler_buffer_tracing_kind_t::HIP_RUNTIME_API => decode_api(&record),
+        rocprofiler_buffer_tracing_kind_t::HIP_GRAPH => decode_graph_launch(&record),
+        rocprofiler_buffer_tracing_kind_t::CORRELATION_ID_RETIREMENT => {
+            type R = rocprofiler_buffer_tracing_correlation_id_retirement_record_t;
+            record.require(size_of::<R>())?;
+            Ok(Decoded::Retired { correlation_id: record.u64_at(offset_of!(R, internal_correlation_id)) })
+        }
+        _ => Err(Malformed::UnknownKind),
+    }
+}
+
+/// A record's bytes, bounded by the smaller of the buffer and its `size`.
+struct Record<'a> {
+    bytes: &'a [u8],
+}
+
+impl<'a> Record<'a> {
+    fn new(payload: &'a [u8]) -> Result<Record<'a>, Malformed> {
+        if payload.len() < 8 {
+            return Err(Malformed::Truncated);
+        }
+        let declared = u64::from_ne_bytes(payload[..8].try_into().expect("8 bytes"));
+        let usable = usize::try_from(declared).unwrap_or(usize::MAX).min(payload.len());
+        Ok(Record { bytes: &payload[..usable] })
+    }
+
+    fn require(&self, len: usize) -> Result<(), Malformed> {
+        if self.bytes.len() >= len {
+            Ok(())
+        } else {
+            Err(Malformed::Truncated)
+        }
+    }
+
+    fn u64_at(&self, offset: usize) -> u64 {
+        u64::from_ne_bytes(self.bytes[offset..offset + 8].try_into().expect("checked by require"))
+    }
+
+    fn u32_at(&self, offset: usize) -> u32 {
+        u32::from_ne_bytes(self.bytes[offset..offset + 4].try_into().expect("checked by require"))
+    }
+
+    fn interval(&self, start: usize, end: usize) -> Result<(u64, u64), Malformed> {
+        let (start, end) = (self.u64_at(start), self.u64_at(end));
+        if start == 0 || end == 0 {
+            Err(Malformed::ZeroTimestamp)
+        } else if end < start {
+            Err(Malformed::EndBeforeStart)
+        } else {
+            Ok((start, end))
+        }
+    }
+}
+
+fn decode_kernel(record: &Record) -> Result<Decoded, Malformed> {
+    type R = rocprofiler_buffer_tracing_kernel_dispatch_record_t;
+    type I = rocprofiler_kernel_dispatch_info_t;
+    // The dispatch info's reserved tail is not needed; SDKs that shrink the
+    // record's declared size below the last field read are rejected.
+    let info = offset_of!(R, dispatch_info);
+    record.require(info + offset_of!(I, reserved_padding))?;
+    let (start_ns, end_ns) = record.interval(offset_of!(R, start_timestamp), offset_of!(R, end_timestamp))?;
+    let dim3 = |at: usize| [record.u32_at(at), record.u32_at(at + 4), record.u32_at(at + 8)];
+    Ok(Decoded::Kernel(KernelRecord {
+        correlation_id: record.u64_at(offset_of!(R, correlation_id)),
+        external_slot: record.u64_at(offset_of!(R, correlation_id) + 8),
+        thread_id: record.u64_at(offset_of!(R, thread_id)),
+        start_ns,
+        end_ns,
+        agent: record.u64_at(info + offset_of!(I, agent_id)),
+        queue: record.u64_at(info + offset_of!(I, queue_id)),
+        kernel_id: record.u64_at(info + offset_of!(I, kernel_id)),
+        dispatch_id: record.u64_at(info + offset_of!(I, dispatch_id)),
+        scratch_bytes: record.u32_at(info + offset_of!(I, private_segment_size)),
+        lds_bytes: record.u32_at(info + offset_of!(I, group_segment_size)),
+        workgroup: dim3(info + offset_of!(I, workgroup_size)),
+        grid: dim3(info + offset_of!(I, grid_size)),
+    }))
+}
+
+fn decode_copy(record: &Record) -> Result<Decoded, Malformed> {
+    type R = rocprofiler_buffer_tracing_memory_copy_record_t;
+    record.require(offset_of!(R, dst_address))?;
+    let (start_ns, end_ns) = record.interval(offset_of!(R, start_timestamp), offset_of!(R, end_timestamp))?;
+    Ok(Decoded::Copy(CopyRecord {
+        direction: record.u32_at(offset_of!(R, operation)),
+        correlation_id: record.u64_at(offset_of!(R, correlation_id)),
+        external_slot: record.u64_at(offset_of!(R, correlation_id) + 8),
+        thread_id: record.u64_at(offset_of!(R, thread_id)),
+        start_ns,
+        end_ns,
+        dst_agent: record.u64_at(offset_of!(R, dst_agent_id)),
+        src_agent: record.u64_at(offset_of!(R, src_agent_id)),
+        bytes: record.u64_at(offset_of!(R, bytes)),
+    }))
+}
+
+fn decode_api(record: &Record) -> Result<Decoded, Malformed> {
+    type R = rocprofiler_buffer_tracing_hip_api_record_t;
+    record.require(size_of::<R>())?;
+    let (start_ns, end_ns) = record.interval(offset_of!(R, start_timestamp), offset_of!(R, end_timestamp))?;
+    Ok(Decoded::Api(ApiRecord {
+        operation: record.u32_at(offset_of!(R, operation)) as i32,
+        correlation_id: record.u64_at(offset_of!(R, correlation_id)),
+        thread_id: record.u64_at(offset_of!(R, thread_id)),
+        start_ns,
+        end_ns,
+    }))
+}
+
+fn decode_graph_launch(record: &Record) -> Result<Decoded, Malformed> {
+    type R = rocprofiler_buffer_tracing_hip_graph_record_t;
+    record.require(size_of::<R>())?;
+    let (start_ns, end_ns) = record.interval(offset_of!(R, start_timestamp), offset_of!(R, end_timestamp))?;
+    Ok(Decoded::GraphLaunch(GraphLaunchRecord {
+        correlation_id: record.u64_at(offset_of!(R, correlation_id)),
+        thread_id: record.u64_at(offset_of!(R, thread_id)),
+        start_ns,
+        end_ns,
+        agent: record.u64_at(offset_of!(R, agent_id)),
+        queue: record.u64_at(offset_of!(R, queue_id)),
+        graph_exec_id: record.u64_at(offset_of!(R, graph_exec_id)),
+        kernel_dispatch_count: record.u64_at(offset_of!(R, kernel_dispatch_count)),
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn bytes_of<T: Copy>(value: &T) -> Vec<u8> {
+        let size = size_of::<T>();
+        let mut out = vec![0u8; size];
+        // SAFETY: T is a plain #[repr(C)] record; copying its bytes is defined.
+        unsafe { std::ptr::copy_nonoverlapping(value as *const T as *const u8, out.as_mut_ptr(), size) };
+        out
+    }
+
+    fn kernel(start: u64, end: u64) -> rocprofiler_buffer_tracing_kernel_dispatch_record_t {
+        rocprofiler_buffer_tracing_kernel_dispatch_record_t {
+            size: size_of::<rocprofiler_buffer_tracing_kernel_dispatch_record_t>() as u64,
+            kind: rocprofiler_buffer_tracing_kind_t::KERNEL_DISPATCH,
+            operation: rocprofiler_kernel_dispatch_operation_t::COMPLETE,
+            correlation_id: rocprofiler_async_correlation_id_t {
+                internal: 7,
+                external: rocprofiler_user_data_t::from_value((3 << 32) | 5),
+            },
+            thread_id: 11,
+            start_timestamp: start,
+            end_timestamp: end,
+            dispatch_info: rocprofiler_kernel_dispatch_info_t {
+                agent_id: rocprofiler_agent_id_t { handle: 2 },
+                queue_id: rocprofiler_queue_id_t { handle: 9 },
+                kernel_id: 42,
+                dispatch_id: 1000,
+                group_segment_size: 64,
+                private_segment_size: 16,
+                workgroup_size: rocprofiler_dim3_t { x: 256, y: 1, z: 1 },
+                grid_size: rocprofiler_dim3_t { x: 4096, y: 2, z: 1 },
+                ..Default::default()
+            },
+        }
+    }
+
+    const TRACING: u32 = rocprofiler_buffer_category_t::TRACING.0;
+    const KERNEL: u32 = rocprofiler_buffer_tracing_kind_t::KERNEL_DISPATCH.0;
+
+    #[test]
+    fn kernel_fields_come_from_their_offsets() {
+        let decoded = decode(TRACING, KERNEL, &bytes_of(&kernel(100, 200))).unwrap();
+        let Decoded::Kernel(k) = decoded else { panic!("not a kernel: {decoded:?}") };
+        assert_eq!((k.correlation_id, k.external_slot, k.thread_id), (7, (3 << 32) | 5, 11));
+        assert_eq!((k.start_ns, k.end_ns, k.agent, k.queue), (100, 200, 2, 9));
+        assert_eq!((k.kernel_id, k.dispatch_id, k.lds_bytes, k.scratch_bytes), (42, 1000, 64, 16));
+        assert_eq!((k.workgroup, k.grid), ([256, 1, 1], [4096, 2, 1]));
+    }
+
+    #[test]
+    fn malformed_records_are_named_not_read() {
+        let good = bytes_of(&kernel(100, 200));
+        assert_eq!(decode(TRACING, KERNEL, &good[..40]), Err(Malformed::Truncated));
+        let mut short_size = good.clone();
+        short_size[..8].copy_from_slice(&40u64.to_ne_bytes());
+        assert_eq!(decode(TRACING, KERNEL, &short_size), Err(Malformed::Truncated));
+        assert_eq!(decode(TRACING, KERNEL, &bytes_of(&kernel(0, 200))), Err(Malformed::ZeroTimestamp));
+        assert_eq!(decode(TRACING, KERNEL, &bytes_of(&kernel(300, 200))), Err(Malformed::EndBeforeStart));
+        assert_eq!(decode(TRACING, 999, &good), Err(Malformed::UnknownKind));
+        assert_eq!(decode(2, KERNEL, &good), Err(Malformed::UnknownCategory));
+        assert_eq!(decode(TRACING, KERNEL, &[]), Err(Malformed::Truncated));
+    }
+
+    #[test]
+    fn retirement_carries_its_correlation_id() {
+        let record = rocprofiler_buffer_tracing_correlation_id_retirement_record_t {
+            size: 32,
+            kind: rocprofiler_buffer_tracing_kind_t::CORRELATION_ID_RETIREMENT,
+            timestamp: 5,
+            internal_correlation_id: 77,
+        };
+        let kind = rocprofiler_buffer_tracing_kind_t::CORRELATION_ID_RETIREMENT.0;
+        assert_eq!(decode(TRACING, kind, &bytes_of(&record)), Ok(Decoded::Retired { correlation_id: 77 }));
+    }
+}

@@ -5,68 +5,18 @@
 //! read, so a truncated or foreign record is counted and skipped, never read
 //! past its end. Decoding is written over byte slices so the fuzz target can
 //! drive it with arbitrary input.
+use activity_store::{AgentId, CopyDirection, GraphLaunch, HipApiCall, KernelDispatch, MemoryCopy};
 use rocprofiler_sys::*;
 use std::mem::{offset_of, size_of};
 
-/// One decoded buffer record.
+/// One decoded buffer record, as the activity store takes it.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Decoded {
-    Kernel(KernelRecord),
-    Copy(CopyRecord),
-    Api(ApiRecord),
-    GraphLaunch(GraphLaunchRecord),
+    Kernel(KernelDispatch),
+    Copy(MemoryCopy),
+    Api(HipApiCall),
+    GraphLaunch(GraphLaunch),
     Retired { correlation_id: u64 },
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct KernelRecord {
-    pub correlation_id: u64,
-    pub external_slot: u64,
-    pub thread_id: u64,
-    pub start_ns: u64,
-    pub end_ns: u64,
-    pub agent: u64,
-    pub queue: u64,
-    pub kernel_id: u64,
-    pub dispatch_id: u64,
-    pub scratch_bytes: u32,
-    pub lds_bytes: u32,
-    pub workgroup: [u32; 3],
-    pub grid: [u32; 3],
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct CopyRecord {
-    pub direction: u32,
-    pub correlation_id: u64,
-    pub external_slot: u64,
-    pub thread_id: u64,
-    pub start_ns: u64,
-    pub end_ns: u64,
-    pub dst_agent: u64,
-    pub src_agent: u64,
-    pub bytes: u64,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct ApiRecord {
-    pub operation: i32,
-    pub correlation_id: u64,
-    pub thread_id: u64,
-    pub start_ns: u64,
-    pub end_ns: u64,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct GraphLaunchRecord {
-    pub correlation_id: u64,
-    pub thread_id: u64,
-    pub start_ns: u64,
-    pub end_ns: u64,
-    pub agent: u64,
-    pub queue: u64,
-    pub graph_exec_id: u64,
-    pub kernel_dispatch_count: u64,
 }
 
 /// Why a record was skipped. Each kind is warned about once.
@@ -174,13 +124,13 @@ fn decode_kernel(record: &Record) -> Result<Decoded, Malformed> {
     record.require(info + offset_of!(I, reserved_padding))?;
     let (start_ns, end_ns) = record.interval(offset_of!(R, start_timestamp), offset_of!(R, end_timestamp))?;
     let dim3 = |at: usize| [record.u32_at(at), record.u32_at(at + 4), record.u32_at(at + 8)];
-    Ok(Decoded::Kernel(KernelRecord {
+    Ok(Decoded::Kernel(KernelDispatch {
         correlation_id: record.u64_at(offset_of!(R, correlation_id)),
         external_slot: record.u64_at(offset_of!(R, correlation_id) + 8),
         thread_id: record.u64_at(offset_of!(R, thread_id)),
         start_ns,
         end_ns,
-        agent: record.u64_at(info + offset_of!(I, agent_id)),
+        agent: AgentId(record.u64_at(info + offset_of!(I, agent_id))),
         queue: record.u64_at(info + offset_of!(I, queue_id)),
         kernel_id: record.u64_at(info + offset_of!(I, kernel_id)),
         dispatch_id: record.u64_at(info + offset_of!(I, dispatch_id)),
@@ -195,24 +145,34 @@ fn decode_copy(record: &Record) -> Result<Decoded, Malformed> {
     type R = rocprofiler_buffer_tracing_memory_copy_record_t;
     record.require(offset_of!(R, dst_address))?;
     let (start_ns, end_ns) = record.interval(offset_of!(R, start_timestamp), offset_of!(R, end_timestamp))?;
-    Ok(Decoded::Copy(CopyRecord {
-        direction: record.u32_at(offset_of!(R, operation)),
+    Ok(Decoded::Copy(MemoryCopy {
+        direction: copy_direction(record.u32_at(offset_of!(R, operation))),
         correlation_id: record.u64_at(offset_of!(R, correlation_id)),
         external_slot: record.u64_at(offset_of!(R, correlation_id) + 8),
         thread_id: record.u64_at(offset_of!(R, thread_id)),
         start_ns,
         end_ns,
-        dst_agent: record.u64_at(offset_of!(R, dst_agent_id)),
-        src_agent: record.u64_at(offset_of!(R, src_agent_id)),
+        dst_agent: AgentId(record.u64_at(offset_of!(R, dst_agent_id))),
+        src_agent: AgentId(record.u64_at(offset_of!(R, src_agent_id))),
         bytes: record.u64_at(offset_of!(R, bytes)),
     }))
+}
+
+fn copy_direction(operation: u32) -> CopyDirection {
+    match rocprofiler_memory_copy_operation_t(operation) {
+        rocprofiler_memory_copy_operation_t::HOST_TO_HOST => CopyDirection::HostToHost,
+        rocprofiler_memory_copy_operation_t::HOST_TO_DEVICE => CopyDirection::HostToDevice,
+        rocprofiler_memory_copy_operation_t::DEVICE_TO_HOST => CopyDirection::DeviceToHost,
+        rocprofiler_memory_copy_operation_t::DEVICE_TO_DEVICE => CopyDirection::DeviceToDevice,
+        _ => CopyDirection::Unknown,
+    }
 }
 
 fn decode_api(record: &Record) -> Result<Decoded, Malformed> {
     type R = rocprofiler_buffer_tracing_hip_api_record_t;
     record.require(size_of::<R>())?;
     let (start_ns, end_ns) = record.interval(offset_of!(R, start_timestamp), offset_of!(R, end_timestamp))?;
-    Ok(Decoded::Api(ApiRecord {
+    Ok(Decoded::Api(HipApiCall {
         operation: record.u32_at(offset_of!(R, operation)) as i32,
         correlation_id: record.u64_at(offset_of!(R, correlation_id)),
         thread_id: record.u64_at(offset_of!(R, thread_id)),
@@ -225,12 +185,12 @@ fn decode_graph_launch(record: &Record) -> Result<Decoded, Malformed> {
     type R = rocprofiler_buffer_tracing_hip_graph_record_t;
     record.require(size_of::<R>())?;
     let (start_ns, end_ns) = record.interval(offset_of!(R, start_timestamp), offset_of!(R, end_timestamp))?;
-    Ok(Decoded::GraphLaunch(GraphLaunchRecord {
+    Ok(Decoded::GraphLaunch(GraphLaunch {
         correlation_id: record.u64_at(offset_of!(R, correlation_id)),
         thread_id: record.u64_at(offset_of!(R, thread_id)),
         start_ns,
         end_ns,
-        agent: record.u64_at(offset_of!(R, agent_id)),
+        agent: AgentId(record.u64_at(offset_of!(R, agent_id))),
         queue: record.u64_at(offset_of!(R, queue_id)),
         graph_exec_id: record.u64_at(offset_of!(R, graph_exec_id)),
         kernel_dispatch_count: record.u64_at(offset_of!(R, kernel_dispatch_count)),
@@ -283,7 +243,7 @@ mod tests {
         let decoded = decode(TRACING, KERNEL, &bytes_of(&kernel(100, 200))).unwrap();
         let Decoded::Kernel(k) = decoded else { panic!("not a kernel: {decoded:?}") };
         assert_eq!((k.correlation_id, k.external_slot, k.thread_id), (7, (3 << 32) | 5, 11));
-        assert_eq!((k.start_ns, k.end_ns, k.agent, k.queue), (100, 200, 2, 9));
+        assert_eq!((k.start_ns, k.end_ns, k.agent, k.queue), (100, 200, AgentId(2), 9));
         assert_eq!((k.kernel_id, k.dispatch_id, k.lds_bytes, k.scratch_bytes), (42, 1000, 64, 16));
         assert_eq!((k.workgroup, k.grid), ([256, 1, 1], [4096, 2, 1]));
     }

@@ -59,16 +59,29 @@ impl fmt::Display for Completeness {
     }
 }
 
+#[derive(Clone, Copy, Debug)]
+struct Issued {
+    window: WindowId,
+    at_ns: u64,
+}
+
 #[derive(Debug, Default)]
 struct LedgerState {
-    /// Issued, not yet retired: correlation id -> the window it was issued in.
-    in_flight: HashMap<u64, WindowId, BuildCorrelationHasher>,
+    /// Issued, not yet retired: correlation id -> the window it was issued
+    /// in and when.
+    in_flight: HashMap<u64, Issued, BuildCorrelationHasher>,
     waiters: usize,
 }
 
 impl LedgerState {
-    fn outstanding_in(&self, window: WindowId) -> usize {
-        self.in_flight.values().filter(|&&w| w == window).count()
+    /// Ids issued in the window up to its stop. An id can be issued while
+    /// the window is open-ended and later fall after the stop it is closed
+    /// with; it is not the window's.
+    fn outstanding_in(&self, window: WindowId, stop_ns: u64) -> usize {
+        self.in_flight
+            .values()
+            .filter(|issued| issued.window == window && issued.at_ns <= stop_ns)
+            .count()
     }
 }
 
@@ -86,8 +99,10 @@ impl Ledger {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    pub(crate) fn issue(&self, correlation_id: u64, window: WindowId) {
-        self.lock().in_flight.insert(correlation_id, window);
+    pub(crate) fn issue(&self, correlation_id: u64, window: WindowId, at_ns: u64) {
+        self.lock()
+            .in_flight
+            .insert(correlation_id, Issued { window, at_ns });
     }
 
     /// Returns whether the id was in flight. Ids never issued (API calls
@@ -104,17 +119,18 @@ impl Ledger {
         was_in_flight
     }
 
-    pub(crate) fn outstanding_in(&self, window: WindowId) -> usize {
-        self.lock().outstanding_in(window)
+    pub(crate) fn outstanding_in(&self, window: WindowId, stop_ns: u64) -> usize {
+        self.lock().outstanding_in(window, stop_ns)
     }
 
     /// Forgets the window's in-flight ids once it is handed out; returns how
-    /// many there were. Their late retirements are then ignored.
-    pub(crate) fn abandon(&self, window: WindowId) -> usize {
+    /// many of them were issued by its stop. Their late retirements are then
+    /// ignored.
+    pub(crate) fn abandon(&self, window: WindowId, stop_ns: u64) -> usize {
         let mut state = self.lock();
-        let before = state.in_flight.len();
-        state.in_flight.retain(|_, w| *w != window);
-        before - state.in_flight.len()
+        let outstanding = state.outstanding_in(window, stop_ns);
+        state.in_flight.retain(|_, issued| issued.window != window);
+        outstanding
     }
 
     pub(crate) fn len(&self) -> usize {
@@ -132,13 +148,14 @@ impl Ledger {
     pub(crate) fn wait_until_retired(
         &self,
         window: WindowId,
+        stop_ns: u64,
         deadline: Instant,
         flush_interval: Duration,
         mut between_waits: impl FnMut(),
     ) -> Completeness {
         let mut state = self.lock();
         loop {
-            let outstanding = state.outstanding_in(window);
+            let outstanding = state.outstanding_in(window, stop_ns);
             if outstanding == 0 {
                 return Completeness::Complete;
             }
@@ -150,7 +167,7 @@ impl Ledger {
             state = self.lock();
             let flush_again_at = deadline.min(Instant::now() + flush_interval);
             loop {
-                if state.outstanding_in(window) == 0 {
+                if state.outstanding_in(window, stop_ns) == 0 {
                     break;
                 }
                 let now = Instant::now();

@@ -145,10 +145,14 @@ impl ActivityStore {
         deadline: Instant,
         between_waits: impl FnMut(),
     ) -> Result<Completeness, WindowError> {
-        self.table().closed_range(id)?;
-        Ok(self
-            .ledger
-            .wait_until_retired(id, deadline, self.config.flush_interval, between_waits))
+        let (_, stop_ns) = self.table().closed_range(id)?;
+        Ok(self.ledger.wait_until_retired(
+            id,
+            stop_ns,
+            deadline,
+            self.config.flush_interval,
+            between_waits,
+        ))
     }
 
     /// Hands out the closed window's records as columnar frames and forgets
@@ -162,7 +166,7 @@ impl ActivityStore {
             let pending: Vec<WindowId> = table.pending_ids().collect();
             (window, stop_ns, pending)
         };
-        let outstanding = self.ledger.abandon(id);
+        let outstanding = self.ledger.abandon(id, stop_ns);
         let completeness = if outstanding == 0 {
             Completeness::Complete
         } else {
@@ -308,7 +312,7 @@ impl ActivityStore {
     pub fn issue(&self, correlation_id: u64, at_ns: u64) {
         let window = self.table().pending_containing(at_ns);
         if let Some(window) = window {
-            self.ledger.issue(correlation_id, window);
+            self.ledger.issue(correlation_id, window, at_ns);
         }
     }
 
@@ -318,9 +322,15 @@ impl ActivityStore {
         self.ledger.retire(correlation_id);
     }
 
-    /// Correlation ids issued in the window and not yet retired.
+    /// Correlation ids issued in the window (up to its stop, if closed)
+    /// and not yet retired; 0 for a window no longer pending.
     pub fn outstanding(&self, id: WindowId) -> usize {
-        self.ledger.outstanding_in(id)
+        let stop_ns = match self.table().closed_range(id) {
+            Ok((_, stop_ns)) => stop_ns,
+            Err(WindowError::NotClosed(_)) => u64::MAX,
+            Err(_) => return 0,
+        };
+        self.ledger.outstanding_in(id, stop_ns)
     }
 
     // ---- introspection -----------------------------------------------------

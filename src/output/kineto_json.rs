@@ -19,7 +19,11 @@ pub fn write_windows<W: Write>(windows: &[WindowActivities], out: W) -> io::Resu
     for (index, window) in windows.iter().enumerate() {
         for lane in &window.devices {
             if lanes_named.insert((lane.device as u64, None)) {
-                writer.lane_name(lane.device as u64, None, &format!("GPU {} ({})", lane.device, lane.name))?;
+                writer.lane_name(
+                    lane.device as u64,
+                    None,
+                    &format!("GPU {} ({})", lane.device, lane.name),
+                )?;
             }
         }
         if lanes_named.insert((HOST_PID, None)) {
@@ -46,15 +50,29 @@ pub fn write_windows<W: Write>(windows: &[WindowActivities], out: W) -> io::Resu
                 args: &args,
             })?;
             if launched.contains(&call.correlation) {
-                writer.flow(FlowEnd::Start, call.correlation, HOST_PID, call.thread_id, call.start_ns)?;
+                writer.flow(
+                    FlowEnd::Start,
+                    call.correlation,
+                    HOST_PID,
+                    call.thread_id,
+                    call.start_ns,
+                )?;
             }
         }
         let mut flows_finished: HashSet<u64> = HashSet::new();
         for kernel in &window.kernels {
             if lanes_named.insert((kernel.device as u64, Some(kernel.stream))) {
-                writer.lane_name(kernel.device as u64, Some(kernel.stream), &format!("stream {}", kernel.stream))?;
+                writer.lane_name(
+                    kernel.device as u64,
+                    Some(kernel.stream),
+                    &format!("stream {}", kernel.stream),
+                )?;
             }
-            let name = window.kernel_names.get(kernel.name_index as usize).map(String::as_str).unwrap_or("kernel");
+            let name = window
+                .kernel_names
+                .get(kernel.name_index as usize)
+                .map(String::as_str)
+                .unwrap_or("kernel");
             let mut args: Vec<(&str, Arg)> = vec![
                 ("device", Arg::Int(kernel.device as u64)),
                 ("stream", Arg::Int(kernel.stream)),
@@ -62,8 +80,14 @@ pub fn write_windows<W: Write>(windows: &[WindowActivities], out: W) -> io::Resu
                 ("correlation", Arg::Int(kernel.correlation)),
                 ("dispatch id", Arg::Int(kernel.dispatch_id)),
                 ("kernel", Arg::Str(name)),
-                ("grid", Arg::Dim3([kernel.grid_x, kernel.grid_y, kernel.grid_z])),
-                ("block", Arg::Dim3([kernel.block_x, kernel.block_y, kernel.block_z])),
+                (
+                    "grid",
+                    Arg::Dim3([kernel.grid_x, kernel.grid_y, kernel.grid_z]),
+                ),
+                (
+                    "block",
+                    Arg::Dim3([kernel.block_x, kernel.block_y, kernel.block_z]),
+                ),
                 ("shared memory", Arg::Int(kernel.lds_bytes as u64)),
                 ("scratch memory", Arg::Int(kernel.scratch_bytes as u64)),
             ];
@@ -84,7 +108,13 @@ pub fn write_windows<W: Write>(windows: &[WindowActivities], out: W) -> io::Resu
                 args: &args,
             })?;
             if flows_finished.insert(kernel.correlation) {
-                writer.flow(FlowEnd::Finish, kernel.correlation, kernel.device as u64, kernel.stream, kernel.start_ns)?;
+                writer.flow(
+                    FlowEnd::Finish,
+                    kernel.correlation,
+                    kernel.device as u64,
+                    kernel.stream,
+                    kernel.start_ns,
+                )?;
             }
             kernels_written += 1;
         }
@@ -113,7 +143,12 @@ pub fn write_windows<W: Write>(windows: &[WindowActivities], out: W) -> io::Resu
                 args: &args,
             })?;
         }
-        summary_lines.extend(window.summary.iter().map(|line| format!("window {index}: {line}")));
+        summary_lines.extend(
+            window
+                .summary
+                .iter()
+                .map(|line| format!("window {index}: {line}")),
+        );
     }
     let metadata = serde_json::to_string(&summary_lines).expect("strings serialise");
     writer.finish(&[("kineto_rocm", metadata)])?;

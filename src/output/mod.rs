@@ -11,7 +11,8 @@ use std::path::Path;
 /// Returns how many kernel events were written.
 pub fn write_trace_file(path: &Path) -> Result<usize, ToolError> {
     let windows = api::take_finished_windows()?;
-    let file = std::fs::File::create(path).map_err(|e| ToolError::Io(format!("cannot create {}: {e}", path.display())))?;
+    let file = std::fs::File::create(path)
+        .map_err(|e| ToolError::Io(format!("cannot create {}: {e}", path.display())))?;
     write_windows(&windows, std::io::BufWriter::new(file))
         .map_err(|e| ToolError::Io(format!("cannot write {}: {e}", path.display())))
 }

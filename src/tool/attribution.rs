@@ -7,7 +7,9 @@
 //! updates come from the runtime API on every version (the graph domain does
 //! not see hipGraphExecUpdate).
 use activity_store::FinalisedWindow;
-use graph_attribution::{ExecHandle, ExecIdentity, LaunchCall, LaunchTracker, LaunchedExec, TrackerConfig};
+use graph_attribution::{
+    ExecHandle, ExecIdentity, LaunchCall, LaunchTracker, LaunchedExec, TrackerConfig,
+};
 use rocprofiler_sys::*;
 
 pub struct Attribution {
@@ -17,7 +19,11 @@ pub struct Attribution {
 
 impl Attribution {
     pub fn new(graph_domain: bool) -> Attribution {
-        let identity = if graph_domain { ExecIdentity::SdkGraphDomain } else { ExecIdentity::RuntimeApi };
+        let identity = if graph_domain {
+            ExecIdentity::SdkGraphDomain
+        } else {
+            ExecIdentity::RuntimeApi
+        };
         Attribution {
             tracker: LaunchTracker::new(TrackerConfig::new(identity)),
             verification: super::verification::Verification::default(),
@@ -58,7 +64,9 @@ impl Attribution {
                 if !out.is_null() {
                     // SAFETY: the application's output slot, valid during the callback.
                     let handle = unsafe { std::ptr::read(out) } as u64;
-                    self.tracker.exec_created(LaunchedExec::Runtime { handle: ExecHandle(handle) });
+                    self.tracker.exec_created(LaunchedExec::Runtime {
+                        handle: ExecHandle(handle),
+                    });
                 }
             }
             op::hipGraphExecDestroy if succeeded => {
@@ -88,12 +96,17 @@ impl Attribution {
         graph_exec_id: u64,
         handle: u64,
     ) {
-        let exec = LaunchedExec::Sdk { graph_exec_id, handle: ExecHandle(handle) };
+        let exec = LaunchedExec::Sdk {
+            graph_exec_id,
+            handle: ExecHandle(handle),
+        };
         match operation {
             rocprofiler_hip_graph_operation_t::EXEC_CREATE => {
                 self.tracker.exec_created(exec);
             }
-            rocprofiler_hip_graph_operation_t::EXEC_DESTROY => self.tracker.exec_destroyed(ExecHandle(handle)),
+            rocprofiler_hip_graph_operation_t::EXEC_DESTROY => {
+                self.tracker.exec_destroyed(ExecHandle(handle))
+            }
             rocprofiler_hip_graph_operation_t::EXEC_LAUNCH => match phase {
                 rocprofiler_callback_phase_t::ENTER => {
                     self.tracker.enter_launch(exec, call);

@@ -23,7 +23,10 @@ pub unsafe extern "C" fn on_callback(
         }
     }));
     if outcome.is_err() {
-        log::error!("kineto-rocm: panic in a tracing callback (kind {}); record ignored", record.kind.0);
+        log::error!(
+            "kineto-rocm: panic in a tracing callback (kind {}); record ignored",
+            record.kind.0
+        );
     }
 }
 
@@ -43,22 +46,31 @@ fn on_hip_api(tool: &state::Tool, record: &rocprofiler_callback_tracing_record_t
         tool.collector.on_api_enter(correlation_id, tool.now());
     }
     // SAFETY: HIP_RUNTIME_API callbacks carry a hip_api_data payload.
-    let Some(data) = (unsafe { payload::<rocprofiler_callback_tracing_hip_api_data_t>(record) }) else {
+    let Some(data) = (unsafe { payload::<rocprofiler_callback_tracing_hip_api_data_t>(record) })
+    else {
         return;
     };
-    let call = LaunchCall { correlation_id, thread_id: record.thread_id };
-    tool.collector.on_graph_api(record.operation, record.phase, call, &data);
+    let call = LaunchCall {
+        correlation_id,
+        thread_id: record.thread_id,
+    };
+    tool.collector
+        .on_graph_api(record.operation, record.phase, call, &data);
 }
 
 fn on_hip_graph(tool: &state::Tool, record: &rocprofiler_callback_tracing_record_t) {
     // SAFETY: HIP_GRAPH callbacks carry a hip_graph_data payload.
-    let Some(data) = (unsafe { payload::<rocprofiler_callback_tracing_hip_graph_data_t>(record) }) else {
+    let Some(data) = (unsafe { payload::<rocprofiler_callback_tracing_hip_graph_data_t>(record) })
+    else {
         return;
     };
     tool.collector.on_graph_domain(
         rocprofiler_hip_graph_operation_t(record.operation as u32),
         record.phase,
-        LaunchCall { correlation_id: record.correlation_id.internal, thread_id: record.thread_id },
+        LaunchCall {
+            correlation_id: record.correlation_id.internal,
+            thread_id: record.thread_id,
+        },
         data.graph_exec_id.handle,
         data.graph_exec_value.value(),
     );
@@ -71,21 +83,24 @@ fn on_hip_stream(tool: &state::Tool, record: &rocprofiler_callback_tracing_recor
         return;
     }
     // SAFETY: HIP_STREAM callbacks carry a hip_stream_data payload.
-    if let Some(data) = unsafe { payload::<rocprofiler_callback_tracing_hip_stream_data_t>(record) } {
-        tool.collector.on_stream_of(record.correlation_id.internal, data.stream_id.handle);
+    if let Some(data) = unsafe { payload::<rocprofiler_callback_tracing_hip_stream_data_t>(record) }
+    {
+        tool.collector
+            .on_stream_of(record.correlation_id.internal, data.stream_id.handle);
     }
 }
 
 fn on_code_object(tool: &state::Tool, record: &rocprofiler_callback_tracing_record_t) {
-    if record.operation as u32 != rocprofiler_code_object_operation_t::DEVICE_KERNEL_SYMBOL_REGISTER.0
+    if record.operation as u32
+        != rocprofiler_code_object_operation_t::DEVICE_KERNEL_SYMBOL_REGISTER.0
         || record.phase != rocprofiler_callback_phase_t::ENTER
     {
         return;
     }
     // SAFETY: DEVICE_KERNEL_SYMBOL_REGISTER carries the kernel symbol payload.
-    let Some(symbol) =
-        (unsafe { payload::<rocprofiler_callback_tracing_code_object_kernel_symbol_register_data_t>(record) })
-    else {
+    let Some(symbol) = (unsafe {
+        payload::<rocprofiler_callback_tracing_code_object_kernel_symbol_register_data_t>(record)
+    }) else {
         return;
     };
     // SAFETY: the SDK's kernel_name is a NUL-terminated string valid during the callback.
@@ -137,6 +152,8 @@ pub unsafe extern "C" fn on_buffer(
         }
     }));
     if outcome.is_err() {
-        log::error!("kineto-rocm: panic while reading an SDK buffer; the rest of that batch was skipped");
+        log::error!(
+            "kineto-rocm: panic while reading an SDK buffer; the rest of that batch was skipped"
+        );
     }
 }

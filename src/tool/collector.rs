@@ -7,8 +7,12 @@ use super::decode::Decoded;
 use super::devices::Devices;
 use super::state::Tool;
 use crate::api::CorrelationDomain;
-use crate::bridge::ffi::{CopyActivity, DeviceLane, KernelActivity, RuntimeActivity, WindowActivities};
-use activity_store::{ActivityStore, CopyDirection, ExternalDomain, FinalisedWindow, StoreConfig, WindowId};
+use crate::bridge::ffi::{
+    CopyActivity, DeviceLane, KernelActivity, RuntimeActivity, WindowActivities,
+};
+use activity_store::{
+    ActivityStore, CopyDirection, ExternalDomain, FinalisedWindow, StoreConfig, WindowId,
+};
 use graph_attribution::{LaunchCall, LaunchTracker};
 use rocprofiler_sys::*;
 use std::collections::HashMap;
@@ -47,7 +51,10 @@ pub struct Collector {
 
 impl Collector {
     pub fn new(graph_domain: bool, attribution: bool, devices: Devices) -> Collector {
-        let config = StoreConfig { max_records_per_window: MAX_EVENTS.load(Ordering::Relaxed) as usize, ..StoreConfig::default() };
+        let config = StoreConfig {
+            max_records_per_window: MAX_EVENTS.load(Ordering::Relaxed) as usize,
+            ..StoreConfig::default()
+        };
         Collector {
             store: ActivityStore::new(config),
             attribution: attribution.then(|| Attribution::new(graph_domain)),
@@ -110,12 +117,17 @@ impl Collector {
     }
 
     pub fn on_kernel_symbol(&self, kernel_id: u64, name: String) {
-        self.kernel_names.write().unwrap_or_else(|e| e.into_inner()).insert(kernel_id, name);
+        self.kernel_names
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(kernel_id, name);
     }
 
     pub fn on_sdk_dropped(&self, count: u64) {
         if self.sdk_dropped.fetch_add(count, Ordering::Relaxed) == 0 {
-            log::warn!("kineto-rocm: the SDK dropped {count} records (buffer full); counted in the trace");
+            log::warn!(
+                "kineto-rocm: the SDK dropped {count} records (buffer full); counted in the trace"
+            );
         }
     }
 
@@ -135,7 +147,10 @@ impl Collector {
 
     pub fn open_window(&self, start_ns: u64) -> Result<(), String> {
         let mut book = self.windows.lock().unwrap_or_else(|e| e.into_inner());
-        let id = self.store.open_window(start_ns).map_err(|e| e.to_string())?;
+        let id = self
+            .store
+            .open_window(start_ns)
+            .map_err(|e| e.to_string())?;
         book.open = Some(id);
         Ok(())
     }
@@ -151,7 +166,13 @@ impl Collector {
     }
 
     pub fn clear(&self) {
-        let closed = std::mem::take(&mut self.windows.lock().unwrap_or_else(|e| e.into_inner()).closed);
+        let closed = std::mem::take(
+            &mut self
+                .windows
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .closed,
+        );
         for id in closed {
             let _ = self.store.finalise(id);
         }
@@ -161,11 +182,23 @@ impl Collector {
     /// in each closed window to retire, flushing the SDK's buffer between
     /// waits, then verifies and hands the windows over.
     pub fn finish_closed_windows(&self, tool: &Tool, deadline: Duration) -> Vec<WindowActivities> {
-        let closed = std::mem::take(&mut self.windows.lock().unwrap_or_else(|e| e.into_inner()).closed);
+        let closed = std::mem::take(
+            &mut self
+                .windows
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .closed,
+        );
         let mut finished = Vec::with_capacity(closed.len());
         for id in closed {
             let until = Instant::now() + deadline;
-            let completeness = self.store.wait_until_retired(id, until, || tool.flush());
+            let completeness = match self.store.wait_until_retired(id, until, || tool.flush()) {
+                Ok(completeness) => completeness,
+                Err(e) => {
+                    log::warn!("kineto-rocm: waiting for window {}: {e}", id.get());
+                    continue;
+                }
+            };
             if !completeness.is_complete() {
                 log::warn!(
                     "kineto-rocm: window {} finalised at its deadline with {} correlation ids still in flight; the trace says so",
@@ -195,7 +228,12 @@ impl Collector {
         let mut kernels = Vec::with_capacity(k.len());
         for row in k.rows() {
             let index = *name_index.entry(row.kernel_id).or_insert_with(|| {
-                kernel_names.push(names.get(&row.kernel_id).cloned().unwrap_or_else(|| format!("kernel_{}", row.kernel_id)));
+                kernel_names.push(
+                    names
+                        .get(&row.kernel_id)
+                        .cloned()
+                        .unwrap_or_else(|| format!("kernel_{}", row.kernel_id)),
+                );
                 (kernel_names.len() - 1) as u32
             });
             kernels.push(KernelActivity {
@@ -228,7 +266,11 @@ impl Collector {
             .copies
             .rows()
             .map(|row| {
-                let device_agent = if row.direction == CopyDirection::DeviceToHost { row.src_agent } else { row.dst_agent };
+                let device_agent = if row.direction == CopyDirection::DeviceToHost {
+                    row.src_agent
+                } else {
+                    row.dst_agent
+                };
                 CopyActivity {
                     direction: direction_name(row.direction),
                     device: self.devices.index_of(device_agent.0),
@@ -260,17 +302,28 @@ impl Collector {
                 external_id: row.external_id_default.unwrap_or(0),
             })
             .collect();
-        summary.push(format!("completeness={}", describe_completeness(window.completeness)));
+        summary.push(format!(
+            "completeness={}",
+            describe_completeness(window.completeness)
+        ));
         summary.push(format!("window_records={}", window.stats.records()));
         summary.push(format!("dropped={}", window.stats.session_drops));
-        summary.push(format!("sdk_dropped={}", self.sdk_dropped.load(Ordering::Relaxed)));
+        summary.push(format!(
+            "sdk_dropped={}",
+            self.sdk_dropped.load(Ordering::Relaxed)
+        ));
         summary.push(format!("malformed={}", tool.malformed.total()));
         WindowActivities {
             kernel_names,
             kernels,
             copies,
             runtime,
-            devices: self.devices.lanes().into_iter().map(|(device, name)| DeviceLane { device, name }).collect(),
+            devices: self
+                .devices
+                .lanes()
+                .into_iter()
+                .map(|(device, name)| DeviceLane { device, name })
+                .collect(),
             system_clock_offset_ns: system_clock_offset(tool),
             summary,
         }
@@ -306,7 +359,10 @@ fn describe_completeness(completeness: activity_store::Completeness) -> String {
     if completeness.is_complete() {
         "complete".to_string()
     } else {
-        format!("incomplete ({} correlation ids outstanding at the deadline)", completeness.outstanding())
+        format!(
+            "incomplete ({} correlation ids outstanding at the deadline)",
+            completeness.outstanding()
+        )
     }
 }
 

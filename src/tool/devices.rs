@@ -27,7 +27,10 @@ impl Devices {
 
     /// The device index and name of an agent; unknown agents get index 0.
     pub fn lane(&self, agent: u64) -> (u32, &str) {
-        self.by_agent.get(&agent).map(|(i, n)| (*i, n.as_str())).unwrap_or((0, "GPU"))
+        self.by_agent
+            .get(&agent)
+            .map(|(i, n)| (*i, n.as_str()))
+            .unwrap_or((0, "GPU"))
     }
 
     pub fn knows(&self, agent: u64) -> bool {
@@ -73,7 +76,9 @@ unsafe extern "C" fn collect_agents(
             // SAFETY: the SDK's names are NUL-terminated and live as long as the SDK.
             let product = unsafe { c_str_lossy(agent.product_name) }.filter(|s| !s.is_empty());
             // SAFETY: as above.
-            let name = product.or_else(|| unsafe { c_str_lossy(agent.name) }).unwrap_or_else(|| "GPU".into());
+            let name = product
+                .or_else(|| unsafe { c_str_lossy(agent.name) })
+                .unwrap_or_else(|| "GPU".into());
             let index = agent.logical_node_type_id.max(0) as u32;
             devices.by_agent.insert(agent.id.handle, (index, name));
         }

@@ -30,7 +30,9 @@ fn check(call: &'static str, status: rocprofiler_status_t) -> Result<(), String>
 pub fn configure_all(sdk: &Sdk, graph_domain: bool, attribution: bool) -> Result<Services, String> {
     let mut context = rocprofiler_context_id_t::default();
     // SAFETY: create_context writes one context id through a valid pointer.
-    check("rocprofiler_create_context", unsafe { (sdk.create_context)(&mut context) })?;
+    check("rocprofiler_create_context", unsafe {
+        (sdk.create_context)(&mut context)
+    })?;
 
     let size = std::env::var("KINETO_ROCM_BUFFER_BYTES")
         .ok()
@@ -95,15 +97,18 @@ pub fn configure_all(sdk: &Sdk, graph_domain: bool, attribution: bool) -> Result
             rocprofiler_external_correlation_id_request_kind_t::MEMORY_COPY,
         ];
         // SAFETY: valid context; `kinds` outlives the call; static callback.
-        check("rocprofiler_configure_external_correlation_id_request_service", unsafe {
-            (sdk.configure_external_correlation_id_request_service)(
-                context,
-                kinds.as_ptr(),
-                kinds.len(),
-                Some(external_correlation::on_request),
-                std::ptr::null_mut(),
-            )
-        })?;
+        check(
+            "rocprofiler_configure_external_correlation_id_request_service",
+            unsafe {
+                (sdk.configure_external_correlation_id_request_service)(
+                    context,
+                    kinds.as_ptr(),
+                    kinds.len(),
+                    Some(external_correlation::on_request),
+                    std::ptr::null_mut(),
+                )
+            },
+        )?;
     }
     Ok(Services { context, buffer })
 }

@@ -8,7 +8,7 @@
 use super::collector::Collector;
 use super::devices::Devices;
 use super::malformed::MalformedCounts;
-use super::services::{self, Services};
+use super::services::Services;
 use crate::api::{CorrelationDomain, ToolError};
 use crate::bridge::ffi::WindowActivities;
 use graph_attribution::LaunchTracker;
@@ -50,13 +50,18 @@ pub fn already_configured() -> bool {
 /// How long finishing a window may wait for in-flight records;
 /// `KINETO_ROCM_FLUSH_DEADLINE_MS` overrides.
 pub fn finish_deadline() -> Duration {
-    let ms = std::env::var("KINETO_ROCM_FLUSH_DEADLINE_MS").ok().and_then(|v| v.parse().ok()).unwrap_or(5_000);
+    let ms = std::env::var("KINETO_ROCM_FLUSH_DEADLINE_MS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(5_000);
     Duration::from_millis(ms)
 }
 
 impl Tool {
     /// Called from the SDK's `initialize`: the only time services can be configured.
-    pub fn build(configure: fn(&Sdk, bool, bool) -> Result<Services, String>) -> Result<(), String> {
+    pub fn build(
+        configure: fn(&Sdk, bool, bool) -> Result<Services, String>,
+    ) -> Result<(), String> {
         let sdk = Sdk::resolve().map_err(|e| e.to_string())?;
         let sdk_version = sdk.version();
         let graph_domain = sdk_version >= HIP_GRAPH_DOMAIN_VERSION;
@@ -66,7 +71,11 @@ impl Tool {
         log::info!(
             "kineto-rocm: configured on rocprofiler-sdk {sdk_version}; graph attribution {} ({})",
             if attribution { "on" } else { "off" },
-            if graph_domain { "HIP_GRAPH domain" } else { "HIP runtime API tracing" }
+            if graph_domain {
+                "HIP_GRAPH domain"
+            } else {
+                "HIP runtime API tracing"
+            }
         );
         let tool = Tool {
             sdk,
@@ -76,7 +85,8 @@ impl Tool {
             malformed: MalformedCounts::default(),
             collecting: Mutex::new(false),
         };
-        TOOL.set(tool).map_err(|_| "initialised twice".to_string())?;
+        TOOL.set(tool)
+            .map_err(|_| "initialised twice".to_string())?;
         if START_PENDING.swap(false, Ordering::AcqRel) {
             tool_start(TOOL.get().expect("just set"))?;
         }
@@ -115,7 +125,10 @@ fn tool_start(tool: &Tool) -> Result<(), String> {
     // SAFETY: the context came from create_context.
     let status = unsafe { (tool.sdk.start_context)(tool.services.context) };
     if !status.is_success() {
-        return Err(format!("rocprofiler_start_context returned status {}", status.0));
+        return Err(format!(
+            "rocprofiler_start_context returned status {}",
+            status.0
+        ));
     }
     *collecting = true;
     Ok(())
@@ -144,9 +157,13 @@ fn ensure_configured() -> Result<Option<&'static Tool>, ToolError> {
     unsafe { (sdk.is_initialized)(&mut initialized) };
     if initialized == 0 && !CONFIGURED.load(Ordering::Acquire) {
         // SAFETY: registers our own exported configure function.
-        let status = unsafe { (sdk.force_configure)(Some(super::configure::rocprofiler_configure)) };
+        let status =
+            unsafe { (sdk.force_configure)(Some(super::configure::rocprofiler_configure)) };
         if !status.is_success() {
-            return Err(ToolError::Sdk { call: "rocprofiler_force_configure", status: status.0 });
+            return Err(ToolError::Sdk {
+                call: "rocprofiler_force_configure",
+                status: status.0,
+            });
         }
     }
     Ok(TOOL.get())
@@ -181,7 +198,10 @@ pub fn stop_collection() -> Result<(), ToolError> {
     if status.is_success() {
         Ok(())
     } else {
-        Err(ToolError::Sdk { call: "rocprofiler_stop_context", status: status.0 })
+        Err(ToolError::Sdk {
+            call: "rocprofiler_stop_context",
+            status: status.0,
+        })
     }
 }
 
@@ -199,7 +219,9 @@ pub fn take_finished_windows() -> Result<Vec<WindowActivities>, ToolError> {
             None => Ok(Vec::new()),
         };
     };
-    Ok(tool.collector.finish_closed_windows(tool, finish_deadline()))
+    Ok(tool
+        .collector
+        .finish_closed_windows(tool, finish_deadline()))
 }
 
 pub fn push_correlation_id(domain: CorrelationDomain, id: u64) {

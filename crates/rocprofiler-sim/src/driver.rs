@@ -138,7 +138,16 @@ fn ensure_initialized(w: &Workload) -> Result<(), (c_int, String)> {
             ),
         ));
     }
-    let agents = s.agents.get_or_init(|| make_agents(w.devices));
+    // A process has a fixed set of agents: ROCSIM_DEVICES (default 4) GPUs,
+    // or more if the first workload needs them.
+    let agents = s.agents.get_or_init(|| {
+        let n = std::env::var("ROCSIM_DEVICES")
+            .ok()
+            .and_then(|v| v.parse::<u32>().ok())
+            .unwrap_or(4)
+            .clamp(1, 64);
+        make_agents(n.max(w.devices))
+    });
     if agents.list.len() < w.devices as usize + 1 {
         return Err((
             ROCSIM_MISMATCH,
@@ -209,8 +218,11 @@ fn finish(
 
 /// Runs a workload given as JSON text; returns when every application thread
 /// finished (completions may still be in flight).
+/// # Safety
+/// `json` points to `len` readable bytes; `options_json` is null or a
+/// NUL-terminated string; `error_out` is null or a writable `char*` slot.
 #[no_mangle]
-pub extern "C" fn rocsim_run_workload(
+pub unsafe extern "C" fn rocsim_run_workload(
     json: *const c_char,
     len: usize,
     options_json: *const c_char,
@@ -230,8 +242,11 @@ pub extern "C" fn rocsim_run_workload(
 }
 
 /// Runs a workload file; errors name the file.
+/// # Safety
+/// `path` and `options_json` are null or NUL-terminated strings; `error_out`
+/// is null or a writable `char*` slot.
 #[no_mangle]
-pub extern "C" fn rocsim_run_workload_file(
+pub unsafe extern "C" fn rocsim_run_workload_file(
     path: *const c_char,
     options_json: *const c_char,
     error_out: *mut *mut c_char,
@@ -308,8 +323,10 @@ pub extern "C" fn rocsim_ground_truth_json() -> *mut c_char {
 }
 
 /// Frees a string this library returned.
+/// # Safety
+/// `s` is null or a string this library returned, freed once.
 #[no_mangle]
-pub extern "C" fn rocsim_free_string(s: *mut c_char) {
+pub unsafe extern "C" fn rocsim_free_string(s: *mut c_char) {
     if s.is_null() {
         return;
     }

@@ -231,7 +231,7 @@ impl Rng {
             return;
         }
         let r = self.next();
-        if r % 8 == 0 {
+        if r.is_multiple_of(8) {
             std::thread::yield_now();
         }
         let until = now_ns() + (r >> 8) % max_ns;
@@ -667,16 +667,18 @@ fn write_packet(run: &Run, q: &HwQueue, clock: &mut u64, p: Packet) {
                 sys::rocprofiler_kernel_dispatch_operation_t::ENQUEUE.0 as i32,
                 corr,
             );
-            let mut info = sys::rocprofiler_kernel_dispatch_info_t::default();
-            info.agent_id = sys::rocprofiler_agent_id_t { handle: q.agent };
-            info.queue_id = sys::rocprofiler_queue_id_t { handle: q.id };
-            info.kernel_id = p.kernel_id;
-            info.dispatch_id = dispatch_id;
-            info.workgroup_size = sys::rocprofiler_dim3_t { x: 256, y: 1, z: 1 };
-            info.grid_size = sys::rocprofiler_dim3_t {
-                x: p.grid,
-                y: 1,
-                z: 1,
+            let info = sys::rocprofiler_kernel_dispatch_info_t {
+                agent_id: sys::rocprofiler_agent_id_t { handle: q.agent },
+                queue_id: sys::rocprofiler_queue_id_t { handle: q.id },
+                kernel_id: p.kernel_id,
+                dispatch_id,
+                workgroup_size: sys::rocprofiler_dim3_t { x: 256, y: 1, z: 1 },
+                grid_size: sys::rocprofiler_dim3_t {
+                    x: p.grid,
+                    y: 1,
+                    z: 1,
+                },
+                ..Default::default()
             };
             let rec = sys::rocprofiler_buffer_tracing_kernel_dispatch_record_t {
                 size: std::mem::size_of::<sys::rocprofiler_buffer_tracing_kernel_dispatch_record_t>(

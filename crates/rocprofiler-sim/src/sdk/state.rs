@@ -673,6 +673,7 @@ impl Sdk {
                 -> *mut sys::rocprofiler_tool_configure_result_t =
                 unsafe { std::mem::transmute::<usize, _>(*f) };
             let mut client = sys::rocprofiler_client_id_t {
+                size: std::mem::size_of::<sys::rocprofiler_client_id_t>(),
                 name: std::ptr::null(),
                 handle: priority as u32,
             };

@@ -47,6 +47,27 @@ fn store_with_open_window() -> ActivityStore {
     store_and_window().0
 }
 
+fn store_with_shards(staging_shards: usize) -> ActivityStore {
+    let store = ActivityStore::new(StoreConfig {
+        max_records_per_window: usize::MAX,
+        staging_shards,
+        ..StoreConfig::default()
+    });
+    store.open_window(0).expect("first window");
+    store
+}
+
+/// `threads` producers each push their share of `records` in batches, as
+/// the SDK's buffer thread and application threads do together.
+fn push_threaded(store: &ActivityStore, records: &[KernelDispatch], threads: usize) {
+    let share = records.len().div_ceil(threads);
+    std::thread::scope(|scope| {
+        for part in records.chunks(share) {
+            scope.spawn(move || push_batched(store, part));
+        }
+    });
+}
+
 fn store_and_window() -> (ActivityStore, WindowId) {
     let store = ActivityStore::new(StoreConfig {
         max_records_per_window: usize::MAX,
@@ -105,6 +126,21 @@ fn push_throughput(c: &mut Criterion) {
             BatchSize::PerIteration,
         )
     });
+    for (threads, shards) in [(4, 8), (4, 1)] {
+        group.bench_function(
+            format!("store_push_batched_{threads}_threads_{shards}_shards"),
+            |b| {
+                b.iter_batched(
+                    || store_with_shards(shards),
+                    |store| {
+                        push_threaded(&store, black_box(&records), threads);
+                        store
+                    },
+                    BatchSize::PerIteration,
+                )
+            },
+        );
+    }
     group.bench_function("vec_push_single_baseline", |b| {
         b.iter(|| {
             let mut out = Vec::new();

@@ -81,3 +81,31 @@ pub fn read(path: &Path) -> Result<Trace, String> {
         summary,
     })
 }
+
+/// How many GPU events a trace holds, counted line by line without parsing
+/// it whole (traces of millions of events).
+#[derive(Debug, Default, PartialEq)]
+pub struct EventCounts {
+    pub kernels: usize,
+    pub graphed: usize,
+    pub copies: usize,
+}
+
+/// Counts events in a trace written by this backend (one event per line).
+pub fn count_gpu_events(path: &Path) -> Result<EventCounts, String> {
+    use std::io::BufRead;
+    let file = std::fs::File::open(path).map_err(|e| format!("{}: cannot read: {e}", path.display()))?;
+    let mut counts = EventCounts::default();
+    for line in std::io::BufReader::new(file).lines() {
+        let line = line.map_err(|e| format!("{}: {e}", path.display()))?;
+        if line.contains("\"cat\": \"kernel\"") {
+            counts.kernels += 1;
+            if line.contains("\"graph node id\": ") {
+                counts.graphed += 1;
+            }
+        } else if line.contains("\"cat\": \"gpu_memcpy\"") {
+            counts.copies += 1;
+        }
+    }
+    Ok(counts)
+}

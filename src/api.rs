@@ -28,7 +28,10 @@ pub enum ToolError {
     /// No rocprofiler-sdk in this process (or it refused us): nothing is collected.
     Unavailable(String),
     /// The SDK returned an error status from the named call.
-    Sdk { call: &'static str, status: u32 },
+    Sdk {
+        call: &'static str,
+        status: u32,
+    },
     /// A call made in the wrong order (stop before start, say).
     Usage(&'static str),
     Io(String),
@@ -38,7 +41,10 @@ impl fmt::Display for ToolError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             ToolError::Unavailable(why) => write!(f, "kineto-rocm collects nothing: {why}"),
-            ToolError::Sdk { call, status } => write!(f, "kineto-rocm: {call} failed with rocprofiler status {status}"),
+            ToolError::Sdk { call, status } => write!(
+                f,
+                "kineto-rocm: {call} failed with rocprofiler status {status}"
+            ),
             ToolError::Usage(what) => write!(f, "kineto-rocm: {what}"),
             ToolError::Io(what) => write!(f, "kineto-rocm: {what}"),
         }

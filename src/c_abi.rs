@@ -49,10 +49,14 @@ pub extern "C" fn kineto_rocm_stop() -> c_int {
 pub extern "C" fn kineto_rocm_write_trace(path: *const c_char) -> c_int {
     guarded("kineto_rocm_write_trace", || {
         if path.is_null() {
-            return status_of(Err(ToolError::Usage("kineto_rocm_write_trace needs a path")));
+            return status_of(Err(ToolError::Usage(
+                "kineto_rocm_write_trace needs a path",
+            )));
         }
         // SAFETY: the caller passes a NUL-terminated path valid for the call.
-        let path = unsafe { CStr::from_ptr(path) }.to_string_lossy().into_owned();
+        let path = unsafe { CStr::from_ptr(path) }
+            .to_string_lossy()
+            .into_owned();
         status_of(crate::output::write_trace_file(std::path::Path::new(&path)).map(|_| ()))
     })
 }

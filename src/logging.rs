@@ -7,6 +7,8 @@ static INIT: OnceCell<()> = OnceCell::new();
 pub fn init() {
     INIT.get_or_init(|| {
         let env = env_logger::Env::new().filter_or("KINETO_ROCM_LOG", "warn");
-        let _ = env_logger::Builder::from_env(env).format_timestamp(None).try_init();
+        let _ = env_logger::Builder::from_env(env)
+            .format_timestamp(None)
+            .try_init();
     });
 }

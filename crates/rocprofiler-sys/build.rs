@@ -9,6 +9,7 @@ use std::path::PathBuf;
 fn main() {
     println!("cargo:rerun-if-env-changed=ROCPROFILER_SDK_INCLUDE_DIR");
     println!("cargo:rustc-check-cfg=cfg(has_sdk_headers)");
+    println!("cargo:rustc-check-cfg=cfg(sdk_has_hip_graph)");
     let Ok(dirs) = env::var("ROCPROFILER_SDK_INCLUDE_DIR") else {
         return;
     };
@@ -19,7 +20,7 @@ fn main() {
     let mut builder = bindgen::Builder::default()
         .header_contents(
             "kineto_rocm_layout.h",
-            "#include <rocprofiler-sdk/rocprofiler.h>\n",
+            "#include <rocprofiler-sdk/rocprofiler.h>\n#include <rocprofiler-sdk/registration.h>\n",
         )
         .allowlist_type("rocprofiler_.*")
         .derive_default(false)
@@ -36,4 +37,9 @@ fn main() {
     let out = PathBuf::from(env::var("OUT_DIR").unwrap()).join("sdk_bindings.rs");
     bindings.write_to_file(&out).expect("write sdk_bindings.rs");
     println!("cargo:rustc-cfg=has_sdk_headers");
+    // The HIP_GRAPH domain exists from SDK 1.3 on; compare its types only then.
+    let generated = std::fs::read_to_string(&out).unwrap_or_default();
+    if generated.contains("rocprofiler_callback_tracing_hip_graph_data_t") {
+        println!("cargo:rustc-cfg=sdk_has_hip_graph");
+    }
 }

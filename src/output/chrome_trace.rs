@@ -87,7 +87,14 @@ impl<W: Write> ChromeTraceWriter<W> {
     }
 
     /// A kineto "ac2g" flow arrow end, linking a runtime call to its kernel.
-    pub fn flow(&mut self, end: FlowEnd, id: u64, pid: u64, tid: u64, ts_ns: u64) -> io::Result<()> {
+    pub fn flow(
+        &mut self,
+        end: FlowEnd,
+        id: u64,
+        pid: u64,
+        tid: u64,
+        ts_ns: u64,
+    ) -> io::Result<()> {
         self.separator()?;
         let (ph, binding) = match end {
             FlowEnd::Start => ("s", ""),
@@ -169,10 +176,15 @@ mod tests {
                 tid: 3,
                 start_ns: 1_500,
                 end_ns: 4_250,
-                args: &[("graph id", Arg::Int(1)), ("graph node id", Arg::Int(packed)), ("grid", Arg::Dim3([4, 1, 1]))],
+                args: &[
+                    ("graph id", Arg::Int(1)),
+                    ("graph node id", Arg::Int(packed)),
+                    ("grid", Arg::Dim3([4, 1, 1])),
+                ],
             })
             .unwrap();
-        let text = String::from_utf8(writer.finish(&[("kineto_rocm", "{}".into())]).unwrap()).unwrap();
+        let text =
+            String::from_utf8(writer.finish(&[("kineto_rocm", "{}".into())]).unwrap()).unwrap();
         assert!(text.contains("\"graph node id\": 4294967300"), "{text}");
         assert!(text.contains("\"ts\": 1.500, \"dur\": 2.750"), "{text}");
         let parsed: serde_json::Value = serde_json::from_str(&text).expect("valid JSON");

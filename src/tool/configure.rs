@@ -40,12 +40,17 @@ pub extern "C" fn rocprofiler_configure(
     })
 }
 
-unsafe extern "C" fn tool_initialize(_finalize: rocprofiler_client_finalize_t, _tool_data: *mut c_void) -> i32 {
-    let outcome = catch_unwind(AssertUnwindSafe(|| match Tool::build(services::configure_all) {
-        Ok(()) => 0,
-        Err(why) => {
-            log::error!("kineto-rocm: not collecting: {why}");
-            -1
+unsafe extern "C" fn tool_initialize(
+    _finalize: rocprofiler_client_finalize_t,
+    _tool_data: *mut c_void,
+) -> i32 {
+    let outcome = catch_unwind(AssertUnwindSafe(|| {
+        match Tool::build(services::configure_all) {
+            Ok(()) => 0,
+            Err(why) => {
+                log::error!("kineto-rocm: not collecting: {why}");
+                -1
+            }
         }
     }));
     outcome.unwrap_or_else(|_| {

@@ -5,68 +5,18 @@
 //! read, so a truncated or foreign record is counted and skipped, never read
 //! past its end. Decoding is written over byte slices so the fuzz target can
 //! drive it with arbitrary input.
+use activity_store::{AgentId, CopyDirection, GraphLaunch, HipApiCall, KernelDispatch, MemoryCopy};
 use rocprofiler_sys::*;
 use std::mem::{offset_of, size_of};
 
-/// One decoded buffer record.
+/// One decoded buffer record, as the activity store takes it.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Decoded {
-    Kernel(KernelRecord),
-    Copy(CopyRecord),
-    Api(ApiRecord),
-    GraphLaunch(GraphLaunchRecord),
+    Kernel(KernelDispatch),
+    Copy(MemoryCopy),
+    Api(HipApiCall),
+    GraphLaunch(GraphLaunch),
     Retired { correlation_id: u64 },
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct KernelRecord {
-    pub correlation_id: u64,
-    pub external_slot: u64,
-    pub thread_id: u64,
-    pub start_ns: u64,
-    pub end_ns: u64,
-    pub agent: u64,
-    pub queue: u64,
-    pub kernel_id: u64,
-    pub dispatch_id: u64,
-    pub scratch_bytes: u32,
-    pub lds_bytes: u32,
-    pub workgroup: [u32; 3],
-    pub grid: [u32; 3],
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct CopyRecord {
-    pub direction: u32,
-    pub correlation_id: u64,
-    pub external_slot: u64,
-    pub thread_id: u64,
-    pub start_ns: u64,
-    pub end_ns: u64,
-    pub dst_agent: u64,
-    pub src_agent: u64,
-    pub bytes: u64,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct ApiRecord {
-    pub operation: i32,
-    pub correlation_id: u64,
-    pub thread_id: u64,
-    pub start_ns: u64,
-    pub end_ns: u64,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct GraphLaunchRecord {
-    pub correlation_id: u64,
-    pub thread_id: u64,
-    pub start_ns: u64,
-    pub end_ns: u64,
-    pub agent: u64,
-    pub queue: u64,
-    pub graph_exec_id: u64,
-    pub kernel_dispatch_count: u64,
 }
 
 /// Why a record was skipped. Each kind is warned about once.
@@ -116,7 +66,9 @@ pub fn decode(category: u32, kind: u32, payload: &[u8]) -> Result<Decoded, Malfo
         rocprofiler_buffer_tracing_kind_t::CORRELATION_ID_RETIREMENT => {
             type R = rocprofiler_buffer_tracing_correlation_id_retirement_record_t;
             record.require(size_of::<R>())?;
-            Ok(Decoded::Retired { correlation_id: record.u64_at(offset_of!(R, internal_correlation_id)) })
+            Ok(Decoded::Retired {
+                correlation_id: record.u64_at(offset_of!(R, internal_correlation_id)),
+            })
         }
         _ => Err(Malformed::UnknownKind),
     }
@@ -133,8 +85,12 @@ impl<'a> Record<'a> {
             return Err(Malformed::Truncated);
         }
         let declared = u64::from_ne_bytes(payload[..8].try_into().expect("8 bytes"));
-        let usable = usize::try_from(declared).unwrap_or(usize::MAX).min(payload.len());
-        Ok(Record { bytes: &payload[..usable] })
+        let usable = usize::try_from(declared)
+            .unwrap_or(usize::MAX)
+            .min(payload.len());
+        Ok(Record {
+            bytes: &payload[..usable],
+        })
     }
 
     fn require(&self, len: usize) -> Result<(), Malformed> {
@@ -146,11 +102,19 @@ impl<'a> Record<'a> {
     }
 
     fn u64_at(&self, offset: usize) -> u64 {
-        u64::from_ne_bytes(self.bytes[offset..offset + 8].try_into().expect("checked by require"))
+        u64::from_ne_bytes(
+            self.bytes[offset..offset + 8]
+                .try_into()
+                .expect("checked by require"),
+        )
     }
 
     fn u32_at(&self, offset: usize) -> u32 {
-        u32::from_ne_bytes(self.bytes[offset..offset + 4].try_into().expect("checked by require"))
+        u32::from_ne_bytes(
+            self.bytes[offset..offset + 4]
+                .try_into()
+                .expect("checked by require"),
+        )
     }
 
     fn interval(&self, start: usize, end: usize) -> Result<(u64, u64), Malformed> {
@@ -172,15 +136,22 @@ fn decode_kernel(record: &Record) -> Result<Decoded, Malformed> {
     // record's declared size below the last field read are rejected.
     let info = offset_of!(R, dispatch_info);
     record.require(info + offset_of!(I, reserved_padding))?;
-    let (start_ns, end_ns) = record.interval(offset_of!(R, start_timestamp), offset_of!(R, end_timestamp))?;
-    let dim3 = |at: usize| [record.u32_at(at), record.u32_at(at + 4), record.u32_at(at + 8)];
-    Ok(Decoded::Kernel(KernelRecord {
+    let (start_ns, end_ns) =
+        record.interval(offset_of!(R, start_timestamp), offset_of!(R, end_timestamp))?;
+    let dim3 = |at: usize| {
+        [
+            record.u32_at(at),
+            record.u32_at(at + 4),
+            record.u32_at(at + 8),
+        ]
+    };
+    Ok(Decoded::Kernel(KernelDispatch {
         correlation_id: record.u64_at(offset_of!(R, correlation_id)),
         external_slot: record.u64_at(offset_of!(R, correlation_id) + 8),
         thread_id: record.u64_at(offset_of!(R, thread_id)),
         start_ns,
         end_ns,
-        agent: record.u64_at(info + offset_of!(I, agent_id)),
+        agent: AgentId(record.u64_at(info + offset_of!(I, agent_id))),
         queue: record.u64_at(info + offset_of!(I, queue_id)),
         kernel_id: record.u64_at(info + offset_of!(I, kernel_id)),
         dispatch_id: record.u64_at(info + offset_of!(I, dispatch_id)),
@@ -194,25 +165,37 @@ fn decode_kernel(record: &Record) -> Result<Decoded, Malformed> {
 fn decode_copy(record: &Record) -> Result<Decoded, Malformed> {
     type R = rocprofiler_buffer_tracing_memory_copy_record_t;
     record.require(offset_of!(R, dst_address))?;
-    let (start_ns, end_ns) = record.interval(offset_of!(R, start_timestamp), offset_of!(R, end_timestamp))?;
-    Ok(Decoded::Copy(CopyRecord {
-        direction: record.u32_at(offset_of!(R, operation)),
+    let (start_ns, end_ns) =
+        record.interval(offset_of!(R, start_timestamp), offset_of!(R, end_timestamp))?;
+    Ok(Decoded::Copy(MemoryCopy {
+        direction: copy_direction(record.u32_at(offset_of!(R, operation))),
         correlation_id: record.u64_at(offset_of!(R, correlation_id)),
         external_slot: record.u64_at(offset_of!(R, correlation_id) + 8),
         thread_id: record.u64_at(offset_of!(R, thread_id)),
         start_ns,
         end_ns,
-        dst_agent: record.u64_at(offset_of!(R, dst_agent_id)),
-        src_agent: record.u64_at(offset_of!(R, src_agent_id)),
+        dst_agent: AgentId(record.u64_at(offset_of!(R, dst_agent_id))),
+        src_agent: AgentId(record.u64_at(offset_of!(R, src_agent_id))),
         bytes: record.u64_at(offset_of!(R, bytes)),
     }))
+}
+
+fn copy_direction(operation: u32) -> CopyDirection {
+    match rocprofiler_memory_copy_operation_t(operation) {
+        rocprofiler_memory_copy_operation_t::HOST_TO_HOST => CopyDirection::HostToHost,
+        rocprofiler_memory_copy_operation_t::HOST_TO_DEVICE => CopyDirection::HostToDevice,
+        rocprofiler_memory_copy_operation_t::DEVICE_TO_HOST => CopyDirection::DeviceToHost,
+        rocprofiler_memory_copy_operation_t::DEVICE_TO_DEVICE => CopyDirection::DeviceToDevice,
+        _ => CopyDirection::Unknown,
+    }
 }
 
 fn decode_api(record: &Record) -> Result<Decoded, Malformed> {
     type R = rocprofiler_buffer_tracing_hip_api_record_t;
     record.require(size_of::<R>())?;
-    let (start_ns, end_ns) = record.interval(offset_of!(R, start_timestamp), offset_of!(R, end_timestamp))?;
-    Ok(Decoded::Api(ApiRecord {
+    let (start_ns, end_ns) =
+        record.interval(offset_of!(R, start_timestamp), offset_of!(R, end_timestamp))?;
+    Ok(Decoded::Api(HipApiCall {
         operation: record.u32_at(offset_of!(R, operation)) as i32,
         correlation_id: record.u64_at(offset_of!(R, correlation_id)),
         thread_id: record.u64_at(offset_of!(R, thread_id)),
@@ -224,13 +207,14 @@ fn decode_api(record: &Record) -> Result<Decoded, Malformed> {
 fn decode_graph_launch(record: &Record) -> Result<Decoded, Malformed> {
     type R = rocprofiler_buffer_tracing_hip_graph_record_t;
     record.require(size_of::<R>())?;
-    let (start_ns, end_ns) = record.interval(offset_of!(R, start_timestamp), offset_of!(R, end_timestamp))?;
-    Ok(Decoded::GraphLaunch(GraphLaunchRecord {
+    let (start_ns, end_ns) =
+        record.interval(offset_of!(R, start_timestamp), offset_of!(R, end_timestamp))?;
+    Ok(Decoded::GraphLaunch(GraphLaunch {
         correlation_id: record.u64_at(offset_of!(R, correlation_id)),
         thread_id: record.u64_at(offset_of!(R, thread_id)),
         start_ns,
         end_ns,
-        agent: record.u64_at(offset_of!(R, agent_id)),
+        agent: AgentId(record.u64_at(offset_of!(R, agent_id))),
         queue: record.u64_at(offset_of!(R, queue_id)),
         graph_exec_id: record.u64_at(offset_of!(R, graph_exec_id)),
         kernel_dispatch_count: record.u64_at(offset_of!(R, kernel_dispatch_count)),
@@ -245,7 +229,9 @@ mod tests {
         let size = size_of::<T>();
         let mut out = vec![0u8; size];
         // SAFETY: T is a plain #[repr(C)] record; copying its bytes is defined.
-        unsafe { std::ptr::copy_nonoverlapping(value as *const T as *const u8, out.as_mut_ptr(), size) };
+        unsafe {
+            std::ptr::copy_nonoverlapping(value as *const T as *const u8, out.as_mut_ptr(), size)
+        };
         out
     }
 
@@ -269,7 +255,11 @@ mod tests {
                 group_segment_size: 64,
                 private_segment_size: 16,
                 workgroup_size: rocprofiler_dim3_t { x: 256, y: 1, z: 1 },
-                grid_size: rocprofiler_dim3_t { x: 4096, y: 2, z: 1 },
+                grid_size: rocprofiler_dim3_t {
+                    x: 4096,
+                    y: 2,
+                    z: 1,
+                },
                 ..Default::default()
             },
         }
@@ -281,22 +271,45 @@ mod tests {
     #[test]
     fn kernel_fields_come_from_their_offsets() {
         let decoded = decode(TRACING, KERNEL, &bytes_of(&kernel(100, 200))).unwrap();
-        let Decoded::Kernel(k) = decoded else { panic!("not a kernel: {decoded:?}") };
-        assert_eq!((k.correlation_id, k.external_slot, k.thread_id), (7, (3 << 32) | 5, 11));
-        assert_eq!((k.start_ns, k.end_ns, k.agent, k.queue), (100, 200, 2, 9));
-        assert_eq!((k.kernel_id, k.dispatch_id, k.lds_bytes, k.scratch_bytes), (42, 1000, 64, 16));
+        let Decoded::Kernel(k) = decoded else {
+            panic!("not a kernel: {decoded:?}")
+        };
+        assert_eq!(
+            (k.correlation_id, k.external_slot, k.thread_id),
+            (7, (3 << 32) | 5, 11)
+        );
+        assert_eq!(
+            (k.start_ns, k.end_ns, k.agent, k.queue),
+            (100, 200, AgentId(2), 9)
+        );
+        assert_eq!(
+            (k.kernel_id, k.dispatch_id, k.lds_bytes, k.scratch_bytes),
+            (42, 1000, 64, 16)
+        );
         assert_eq!((k.workgroup, k.grid), ([256, 1, 1], [4096, 2, 1]));
     }
 
     #[test]
     fn malformed_records_are_named_not_read() {
         let good = bytes_of(&kernel(100, 200));
-        assert_eq!(decode(TRACING, KERNEL, &good[..40]), Err(Malformed::Truncated));
+        assert_eq!(
+            decode(TRACING, KERNEL, &good[..40]),
+            Err(Malformed::Truncated)
+        );
         let mut short_size = good.clone();
         short_size[..8].copy_from_slice(&40u64.to_ne_bytes());
-        assert_eq!(decode(TRACING, KERNEL, &short_size), Err(Malformed::Truncated));
-        assert_eq!(decode(TRACING, KERNEL, &bytes_of(&kernel(0, 200))), Err(Malformed::ZeroTimestamp));
-        assert_eq!(decode(TRACING, KERNEL, &bytes_of(&kernel(300, 200))), Err(Malformed::EndBeforeStart));
+        assert_eq!(
+            decode(TRACING, KERNEL, &short_size),
+            Err(Malformed::Truncated)
+        );
+        assert_eq!(
+            decode(TRACING, KERNEL, &bytes_of(&kernel(0, 200))),
+            Err(Malformed::ZeroTimestamp)
+        );
+        assert_eq!(
+            decode(TRACING, KERNEL, &bytes_of(&kernel(300, 200))),
+            Err(Malformed::EndBeforeStart)
+        );
         assert_eq!(decode(TRACING, 999, &good), Err(Malformed::UnknownKind));
         assert_eq!(decode(2, KERNEL, &good), Err(Malformed::UnknownCategory));
         assert_eq!(decode(TRACING, KERNEL, &[]), Err(Malformed::Truncated));
@@ -311,6 +324,9 @@ mod tests {
             internal_correlation_id: 77,
         };
         let kind = rocprofiler_buffer_tracing_kind_t::CORRELATION_ID_RETIREMENT.0;
-        assert_eq!(decode(TRACING, kind, &bytes_of(&record)), Ok(Decoded::Retired { correlation_id: 77 }));
+        assert_eq!(
+            decode(TRACING, kind, &bytes_of(&record)),
+            Ok(Decoded::Retired { correlation_id: 77 })
+        );
     }
 }

@@ -11,7 +11,10 @@ impl MalformedCounts {
     pub fn record(&self, defect: Malformed) {
         let slot = &self.counts[Self::index(defect)];
         if slot.fetch_add(1, Ordering::Relaxed) == 0 {
-            log::warn!("kineto-rocm: skipping SDK records with {} (counted; warned once)", defect.describe());
+            log::warn!(
+                "kineto-rocm: skipping SDK records with {} (counted; warned once)",
+                defect.describe()
+            );
         }
     }
 
@@ -24,6 +27,9 @@ impl MalformedCounts {
     }
 
     fn index(defect: Malformed) -> usize {
-        Malformed::ALL.iter().position(|d| *d == defect).expect("ALL lists every defect")
+        Malformed::ALL
+            .iter()
+            .position(|d| *d == defect)
+            .expect("ALL lists every defect")
     }
 }

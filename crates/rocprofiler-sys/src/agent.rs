@@ -67,7 +67,10 @@ pub struct rocprofiler_agent_v0_t {
     pub node_id: u32,
     pub logical_node_id: i32,
     pub logical_node_type_id: i32,
-    pub reserved_padding0: i32,
+    /// `rocprofiler_agent_runtime_visiblity_t`: bit 0 HSA, 1 HIP, 2 RCCL, 3 rocDecode.
+    pub runtime_visibility: u32,
+    /// `rocprofiler_uuid_t` (GPU only).
+    pub uuid: [u8; 16],
 }
 
 /// `rocprofiler_query_available_agents_cb_t`.

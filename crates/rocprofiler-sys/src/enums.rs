@@ -215,12 +215,30 @@ c_enum! {
 }
 
 c_enum! {
-    /// `rocprofiler_external_correlation_id_request_kind_t`.
+    /// `rocprofiler_external_correlation_id_request_kind_t` (external_correlation.h):
+    /// NONE = 0, then one value per tracing domain in header order. The SDK
+    /// rejects NONE and anything >= LAST with ERROR_KIND_NOT_FOUND
+    /// (external_correlation.cpp, `configure_request`).
     rocprofiler_external_correlation_id_request_kind_t(u32) {
-        MEMORY_COPY = 0,
-        KERNEL_DISPATCH = 1,
-        SCRATCH_MEMORY = 2,
-        RCCL_API = 3,
+        NONE = 0,
+        HSA_CORE_API = 1,
+        HSA_AMD_EXT_API = 2,
+        HSA_IMAGE_EXT_API = 3,
+        HSA_FINALIZE_EXT_API = 4,
+        HIP_RUNTIME_API = 5,
+        HIP_COMPILER_API = 6,
+        MARKER_CORE_API = 7,
+        MARKER_CONTROL_API = 8,
+        MARKER_NAME_API = 9,
+        MEMORY_COPY = 10,
+        KERNEL_DISPATCH = 11,
+        SCRATCH_MEMORY = 12,
+        RCCL_API = 13,
+        OMPT = 14,
+        MEMORY_ALLOCATION = 15,
+        ROCDECODE_API = 16,
+        ROCJPEG_API = 17,
+        MARKER_CORE_RANGE_API = 18,
     }
 }
 

@@ -6,6 +6,7 @@ use std::ffi::{c_char, c_void};
 #[repr(C)]
 #[derive(Debug)]
 pub struct rocprofiler_client_id_t {
+    pub size: usize,
     pub name: *const c_char,
     pub handle: u32,
 }

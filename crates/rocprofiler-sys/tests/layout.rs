@@ -249,6 +249,14 @@ fn layout_matches_the_sdk_headers() {
         );
         assert_eq!(rocprofiler_buffer_tracing_kind_t::CORRELATION_ID_RETIREMENT.0, sdk::rocprofiler_buffer_tracing_kind_t_ROCPROFILER_BUFFER_TRACING_CORRELATION_ID_RETIREMENT as u32);
         assert_eq!(
+            rocprofiler_external_correlation_id_request_kind_t::KERNEL_DISPATCH.0,
+            sdk::rocprofiler_external_correlation_id_request_kind_t_ROCPROFILER_EXTERNAL_CORRELATION_REQUEST_KERNEL_DISPATCH as u32
+        );
+        assert_eq!(
+            rocprofiler_external_correlation_id_request_kind_t::MEMORY_COPY.0,
+            sdk::rocprofiler_external_correlation_id_request_kind_t_ROCPROFILER_EXTERNAL_CORRELATION_REQUEST_MEMORY_COPY as u32
+        );
+        assert_eq!(
             hip_runtime_api_id::hipGraphLaunch,
             sdk::rocprofiler_hip_runtime_api_id_t_ROCPROFILER_HIP_RUNTIME_API_ID_hipGraphLaunch
                 as i32

@@ -1,0 +1,349 @@
+//! The store itself: one per profiling session, shared by every thread.
+//!
+//! Locking, in one place (each piece is described in its own module):
+//!
+//! | state | guard | taken by |
+//! |---|---|---|
+//! | window table (pending windows, finalised ranges) | `RwLock` | read: every push and `issue`; write: open, close, finalise |
+//! | a window's staged records | one `Mutex` per shard | a push, for one batch |
+//! | limit reservation, drop counters | atomics | pushes |
+//! | open window id | atomic | `capture_for_api_call`, `record_stream` |
+//! | correlation -> stream / external ids | `DashMap` (sharded locks) | API-call callbacks; finalise |
+//! | in-flight correlation ids | `Mutex` + `Condvar` | `issue`, `retire`, waiters |
+//! | external id stacks | thread-local | `push_external` / `pop_external` |
+//!
+//! Locks are never nested except shard-inside-table-read (a push holds the
+//! table's read lock while it appends, which is what makes finalisation
+//! exact: once finalise holds the write lock and has taken the window out,
+//! no append to it is in progress and every later record for its range is
+//! counted as late). The ledger and link map are taken with no other lock
+//! held. Every lock recovers from poisoning: the guarded data is updated by
+//! single calls that leave it consistent, and a profiler must not turn one
+//! panic into a crash of the application's threads.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::time::{Duration, Instant};
+
+use crate::completeness::{Completeness, Ledger};
+use crate::drops::{DropCounters, DropCounts, DropReason};
+use crate::finalise::{self, FinalisedWindow};
+use crate::linkage::{self, CorrelationLinks, ExternalDomain};
+use crate::records::{GraphLaunch, HipApiCall, KernelDispatch, MemoryCopy};
+use crate::staging::Staged;
+use crate::stats::WindowStats;
+use crate::windows::{self, WindowError, WindowId, WindowTable};
+
+/// Limits and tuning for one store.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StoreConfig {
+    /// Records one window may hold, all kinds together; beyond it records
+    /// are dropped and counted (kineto's ROCTRACER_MAX_EVENTS semantics).
+    pub max_records_per_window: usize,
+    /// How many independently locked staging shards a window has; threads
+    /// are spread over them round-robin.
+    pub staging_shards: usize,
+    /// While waiting for retirements, how long to sleep before asking the
+    /// tool to flush SDK buffers again (retirements below a buffer's
+    /// watermark arrive only on a flush).
+    pub flush_interval: Duration,
+}
+
+impl Default for StoreConfig {
+    fn default() -> Self {
+        Self {
+            // About 0.5 GB of staged kernel rows at the limit.
+            max_records_per_window: 5_000_000,
+            staging_shards: 8,
+            flush_interval: Duration::from_millis(20),
+        }
+    }
+}
+
+static NEXT_STORE: AtomicU64 = AtomicU64::new(1);
+
+/// Decoded GPU activity of one profiling session, bucketed into windows.
+///
+/// `Sync`: share it by reference or `Arc` between the SDK's buffer thread,
+/// application threads and the thread that closes windows.
+#[derive(Debug)]
+pub struct ActivityStore {
+    /// Distinguishes this store's thread-local external id stacks.
+    store: u64,
+    config: StoreConfig,
+    windows: RwLock<WindowTable>,
+    /// The open window's id, 0 when none: lets the API-call callbacks skip
+    /// all work outside windows without touching the table's lock.
+    open_window: AtomicU64,
+    links: CorrelationLinks,
+    ledger: Ledger,
+    drops: DropCounters,
+}
+
+impl Default for ActivityStore {
+    fn default() -> Self {
+        Self::new(StoreConfig::default())
+    }
+}
+
+impl ActivityStore {
+    pub fn new(config: StoreConfig) -> Self {
+        Self {
+            store: NEXT_STORE.fetch_add(1, Ordering::Relaxed),
+            config,
+            windows: RwLock::new(WindowTable::new(config.staging_shards)),
+            open_window: AtomicU64::new(0),
+            links: CorrelationLinks::default(),
+            ledger: Ledger::default(),
+            drops: DropCounters::default(),
+        }
+    }
+
+    pub fn config(&self) -> StoreConfig {
+        self.config
+    }
+
+    fn table(&self) -> RwLockReadGuard<'_, WindowTable> {
+        self.windows.read().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn table_mut(&self) -> RwLockWriteGuard<'_, WindowTable> {
+        self.windows.write().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    // ---- windows -------------------------------------------------------
+
+    /// Opens a window taking every record that starts at or after
+    /// `start_ns` until it is closed. Refused while another is open or if it
+    /// would overlap the previous window.
+    pub fn open_window(&self, start_ns: u64) -> Result<WindowId, WindowError> {
+        let mut table = self.table_mut();
+        let id = table.open(start_ns)?;
+        self.open_window.store(id.0, Ordering::Relaxed);
+        Ok(id)
+    }
+
+    /// Fixes the window's range to `[start, stop_ns]`. Records that start in
+    /// it may still arrive, and are still taken, until it is finalised.
+    pub fn close_window(&self, id: WindowId, stop_ns: u64) -> Result<(), WindowError> {
+        let mut table = self.table_mut();
+        table.close(id, stop_ns)?;
+        let _ = self
+            .open_window
+            .compare_exchange(id.0, 0, Ordering::Relaxed, Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// Blocks until every correlation id issued within the closed window
+    /// has retired, or until `deadline`. `between_waits` is called (with no
+    /// store lock held) before the first wait and then every
+    /// [`StoreConfig::flush_interval`] while ids remain: the tool flushes
+    /// the SDK's buffers there.
+    pub fn wait_until_retired(
+        &self,
+        id: WindowId,
+        deadline: Instant,
+        between_waits: impl FnMut(),
+    ) -> Result<Completeness, WindowError> {
+        let (_, stop_ns) = self.table().closed_range(id)?;
+        Ok(self.ledger.wait_until_retired(
+            id,
+            stop_ns,
+            deadline,
+            self.config.flush_interval,
+            between_waits,
+        ))
+    }
+
+    /// Hands out the closed window's records as columnar frames and forgets
+    /// them. Its completeness is what is known now: correlation ids still in
+    /// flight are counted as outstanding and forgotten, and records for its
+    /// range that arrive later are dropped and counted as late.
+    pub fn finalise(&self, id: WindowId) -> Result<FinalisedWindow, WindowError> {
+        let (window, stop_ns, pending) = {
+            let mut table = self.table_mut();
+            let (window, stop_ns) = table.take_closed(id)?;
+            let pending: Vec<WindowId> = table.pending_ids().collect();
+            (window, stop_ns, pending)
+        };
+        let outstanding = self.ledger.abandon(id, stop_ns);
+        let completeness = if outstanding == 0 {
+            Completeness::Complete
+        } else {
+            Completeness::Incomplete { outstanding }
+        };
+        let over_limit = window.over_limit.load(Ordering::Relaxed);
+        let built = finalise::build(window.staging.into_merged(), stop_ns, &self.links);
+        self.drops
+            .add(DropReason::OutsideWindows, built.started_after_stop);
+        self.links.forget_finished(&pending);
+
+        let stats = WindowStats {
+            window: id,
+            kernels: built.kernels.len(),
+            copies: built.copies.len(),
+            api_calls: built.api_calls.len(),
+            graph_launches: built.graph_launches.len(),
+            over_limit,
+            completeness,
+            session_drops: self.drops.snapshot(),
+        };
+        if completeness.is_complete() {
+            log::debug!("finalised {stats}");
+        } else {
+            log::warn!("finalised {stats}");
+        }
+        Ok(FinalisedWindow {
+            id,
+            start_ns: window.start_ns,
+            stop_ns,
+            kernels: built.kernels,
+            copies: built.copies,
+            api_calls: built.api_calls,
+            graph_launches: built.graph_launches,
+            completeness,
+            stats,
+        })
+    }
+
+    // ---- records -------------------------------------------------------
+
+    fn push<R: Staged>(&self, records: &[R]) {
+        let table = self.table();
+        windows::stage_batch(
+            &table,
+            records,
+            self.config.max_records_per_window,
+            |reason, count| self.drops.add(reason, count),
+        );
+    }
+
+    pub fn push_kernel(&self, record: KernelDispatch) {
+        self.push(std::slice::from_ref(&record));
+    }
+
+    /// A batch costs one table read lock and one shard lock per run of
+    /// records that fall in the same window: push a decoded SDK buffer
+    /// whole.
+    pub fn push_kernels(&self, records: &[KernelDispatch]) {
+        self.push(records);
+    }
+
+    pub fn push_copy(&self, record: MemoryCopy) {
+        self.push(std::slice::from_ref(&record));
+    }
+
+    pub fn push_copies(&self, records: &[MemoryCopy]) {
+        self.push(records);
+    }
+
+    pub fn push_api_call(&self, record: HipApiCall) {
+        self.push(std::slice::from_ref(&record));
+    }
+
+    pub fn push_api_calls(&self, records: &[HipApiCall]) {
+        self.push(records);
+    }
+
+    pub fn push_graph_launch(&self, record: GraphLaunch) {
+        self.push(std::slice::from_ref(&record));
+    }
+
+    pub fn push_graph_launches(&self, records: &[GraphLaunch]) {
+        self.push(records);
+    }
+
+    /// Counts records the tool could not decode, so they show in the same
+    /// tally as everything else the store refused.
+    pub fn count_malformed(&self, count: u64) {
+        self.drops.add(DropReason::Malformed, count);
+    }
+
+    /// Everything refused so far, all windows together.
+    pub fn drop_counts(&self) -> DropCounts {
+        self.drops.snapshot()
+    }
+
+    // ---- linkage -------------------------------------------------------
+
+    fn open_window_id(&self) -> Option<WindowId> {
+        match self.open_window.load(Ordering::Relaxed) {
+            0 => None,
+            id => Some(WindowId(id)),
+        }
+    }
+
+    /// Pushes a CPU op's external correlation id on this thread's stack.
+    pub fn push_external(&self, domain: ExternalDomain, id: u64) {
+        linkage::push_external(self.store, domain, id);
+    }
+
+    /// Pops this thread's innermost external id of `domain`.
+    pub fn pop_external(&self, domain: ExternalDomain) -> Option<u64> {
+        linkage::pop_external(self.store, domain)
+    }
+
+    /// Called by the tool at a HIP API call's ENTER, on the calling thread:
+    /// remembers this thread's current external ids for `correlation_id`.
+    /// Does nothing when nothing is pushed or no window is open.
+    pub fn capture_for_api_call(&self, correlation_id: u64) {
+        let Some(window) = self.open_window_id() else {
+            return;
+        };
+        let tops = linkage::current_external(self.store);
+        if tops != (None, None) {
+            self.links.record_external(correlation_id, window, tops);
+        }
+    }
+
+    /// Records the HIP stream an API call, dispatch or copy ran on (from the
+    /// HIP_STREAM SET callback), joined into the `stream` column.
+    pub fn record_stream(&self, correlation_id: u64, stream_id: u64) {
+        if let Some(window) = self.open_window_id() {
+            self.links.record_stream(correlation_id, window, stream_id);
+        }
+    }
+
+    // ---- completeness ----------------------------------------------------
+
+    /// Called by the tool when an API call that may produce asynchronous
+    /// work enters at `at_ns`: the window containing `at_ns` is not complete
+    /// until this id retires. Ignored outside every pending window.
+    pub fn issue(&self, correlation_id: u64, at_ns: u64) {
+        let window = self.table().pending_containing(at_ns);
+        if let Some(window) = window {
+            self.ledger.issue(correlation_id, window, at_ns);
+        }
+    }
+
+    /// Called on each CORRELATION_ID_RETIREMENT record, after the records of
+    /// the same buffer have been pushed: all of the id's work is delivered.
+    pub fn retire(&self, correlation_id: u64) {
+        self.ledger.retire(correlation_id);
+    }
+
+    /// Correlation ids issued in the window (up to its stop, if closed)
+    /// and not yet retired; 0 for a window no longer pending.
+    pub fn outstanding(&self, id: WindowId) -> usize {
+        let stop_ns = match self.table().closed_range(id) {
+            Ok((_, stop_ns)) => stop_ns,
+            Err(WindowError::NotClosed(_)) => u64::MAX,
+            Err(_) => return 0,
+        };
+        self.ledger.outstanding_in(id, stop_ns)
+    }
+
+    // ---- introspection -----------------------------------------------------
+
+    /// Records staged in windows not yet finalised.
+    pub fn resident_rows(&self) -> usize {
+        self.table().staged_rows()
+    }
+
+    /// Correlation ids the store holds anything for (links and in-flight
+    /// ids); bounded by the pending windows' launches, zero once every
+    /// window is finalised.
+    pub fn resident_correlations(&self) -> usize {
+        self.links.len() + self.ledger.len()
+    }
+}

@@ -1,0 +1,256 @@
+//! Bucketing by start time, several windows per session, and what is
+//! refused where.
+
+mod common;
+
+use activity_store::{
+    ActivityStore, CopyDirection, DropCounts, StoreConfig, WindowError, WindowId,
+};
+use common::{api_call, copy, graph_launch, kernel};
+
+fn starts(frame: &activity_store::KernelFrame) -> Vec<u64> {
+    frame.start_ns().to_vec()
+}
+
+#[test]
+fn a_record_arriving_after_close_still_lands_in_the_window_its_start_names() {
+    let store = ActivityStore::default();
+    let w = store.open_window(1_000).unwrap();
+    store.push_kernel(kernel(1, 1_100));
+    store.close_window(w, 2_000).unwrap();
+    // Delivered late by the completion thread, started before the stop.
+    store.push_kernel(kernel(2, 1_900));
+    store.push_kernel(kernel(3, 2_000)); // exactly at stop: inside
+    let done = store.finalise(w).unwrap();
+    assert_eq!(starts(&done.kernels), vec![1_100, 1_900, 2_000]);
+    assert_eq!(store.drop_counts(), DropCounts::default());
+}
+
+#[test]
+fn steps_one_two_and_four_five_of_six_each_come_out_whole() {
+    // A loop of 6 steps of 1000 ns; the schedule records steps 1-2 and 4-5.
+    let store = ActivityStore::default();
+    let step = |n: u64| n * 1_000;
+    let mut correlation = 0;
+    let mut launch = |store: &ActivityStore, at: u64| {
+        correlation += 1;
+        store.push_kernel(kernel(correlation, at));
+    };
+
+    launch(&store, step(0) + 10); // step 0: no window
+    let first = store.open_window(step(1)).unwrap();
+    launch(&store, step(1) + 10);
+    launch(&store, step(2) + 10);
+    store.close_window(first, step(3) - 1).unwrap();
+    launch(&store, step(3) + 10); // step 3: between windows
+                                  // A straggler of step 2 delivered during step 3.
+    launch(&store, step(2) + 900);
+    let second = store.open_window(step(4)).unwrap();
+    launch(&store, step(4) + 10);
+    // Another step-2 straggler, delivered while the second window is open.
+    launch(&store, step(2) + 950);
+    launch(&store, step(5) + 10);
+    store.close_window(second, step(6) - 1).unwrap();
+    launch(&store, step(5) + 990); // late arrival for the second window
+
+    // Finalise out of order: each must still hold exactly its own records.
+    let second_out = store.finalise(second).unwrap();
+    let first_out = store.finalise(first).unwrap();
+    assert_eq!(starts(&first_out.kernels), vec![1_010, 2_010, 2_900, 2_950]);
+    assert_eq!(starts(&second_out.kernels), vec![4_010, 5_010, 5_990]);
+    assert_eq!(store.drop_counts().outside_windows, 2);
+    assert_eq!(first_out.start_ns, 1_000);
+    assert_eq!(first_out.stop_ns, 2_999);
+    assert_eq!(store.resident_rows(), 0);
+}
+
+#[test]
+fn records_outside_every_window_are_dropped_and_counted() {
+    let store = ActivityStore::default();
+    store.push_kernel(kernel(1, 50)); // before any window
+    let w = store.open_window(100).unwrap();
+    store.push_kernel(kernel(2, 99)); // just before start
+    store.push_kernel(kernel(3, 150));
+    store.close_window(w, 200).unwrap();
+    store.push_kernel(kernel(4, 201)); // just after stop
+    let out = store.finalise(w).unwrap();
+    assert_eq!(out.kernels.len(), 1);
+    assert_eq!(
+        store.drop_counts(),
+        DropCounts {
+            outside_windows: 3,
+            ..DropCounts::default()
+        }
+    );
+}
+
+#[test]
+fn a_record_staged_while_open_that_started_after_the_stop_is_not_handed_out() {
+    let store = ActivityStore::default();
+    let w = store.open_window(100).unwrap();
+    // Pushed while the window is open-ended, but the schedule then stops
+    // the window at an earlier timestamp.
+    store.push_kernel(kernel(1, 180));
+    store.push_kernel(kernel(2, 250));
+    store.close_window(w, 200).unwrap();
+    let out = store.finalise(w).unwrap();
+    assert_eq!(starts(&out.kernels), vec![180]);
+    assert_eq!(store.drop_counts().outside_windows, 1);
+    assert_eq!(out.stats.session_drops.outside_windows, 1);
+}
+
+#[test]
+fn a_record_for_a_finalised_window_is_counted_late_not_outside() {
+    let store = ActivityStore::default();
+    let w = store.open_window(100).unwrap();
+    store.close_window(w, 200).unwrap();
+    store.finalise(w).unwrap();
+    store.push_kernel(kernel(1, 150));
+    store.push_copy(copy(2, 160));
+    let drops = store.drop_counts();
+    assert_eq!(drops.after_finalise, 2);
+    assert_eq!(drops.outside_windows, 0);
+}
+
+#[test]
+fn malformed_records_are_dropped_and_counted() {
+    let store = ActivityStore::default();
+    let w = store.open_window(100).unwrap();
+    let mut backwards = kernel(1, 150);
+    backwards.end_ns = 140;
+    store.push_kernels(&[kernel(2, 120), backwards, kernel(3, 130)]);
+    store.count_malformed(2); // the tool could not decode two records
+    store.close_window(w, 200).unwrap();
+    let out = store.finalise(w).unwrap();
+    assert_eq!(starts(&out.kernels), vec![120, 130]);
+    assert_eq!(store.drop_counts().malformed, 3);
+}
+
+#[test]
+fn one_batch_spanning_two_windows_and_gaps_is_split_by_start() {
+    let store = ActivityStore::default();
+    let a = store.open_window(100).unwrap();
+    store.close_window(a, 200).unwrap();
+    let b = store.open_window(300).unwrap();
+    store.close_window(b, 400).unwrap();
+    store.push_kernels(&[
+        kernel(1, 150),
+        kernel(2, 350),
+        kernel(3, 250),
+        kernel(4, 160),
+        kernel(5, 399),
+    ]);
+    assert_eq!(starts(&store.finalise(a).unwrap().kernels), vec![150, 160]);
+    assert_eq!(starts(&store.finalise(b).unwrap().kernels), vec![350, 399]);
+    assert_eq!(store.drop_counts().outside_windows, 1);
+}
+
+#[test]
+fn every_kind_comes_out_in_its_own_frame_sorted_by_start() {
+    let store = ActivityStore::default();
+    let w = store.open_window(0).unwrap();
+    store.push_kernels(&[kernel(2, 30), kernel(1, 10)]);
+    store.push_copies(&[copy(4, 25), copy(3, 5)]);
+    store.push_api_calls(&[api_call(2, 20), api_call(1, 2)]);
+    store.push_graph_launch(graph_launch(9, 40, 3));
+    store.close_window(w, 1_000).unwrap();
+    let out = store.finalise(w).unwrap();
+
+    assert_eq!(out.kernels.correlation_id(), &[1, 2]);
+    assert_eq!(out.copies.start_ns(), &[5, 25]);
+    assert_eq!(out.copies.direction(), &[CopyDirection::HostToDevice; 2]);
+    assert_eq!(out.api_calls.operation(), &[3, 3]);
+    assert_eq!(out.api_calls.correlation_id(), &[1, 2]);
+    assert_eq!(out.graph_launches.kernel_dispatch_count(), &[3]);
+    assert_eq!(out.stats.kernels, 2);
+    assert_eq!(out.stats.copies, 2);
+    assert_eq!(out.stats.api_calls, 2);
+    assert_eq!(out.stats.graph_launches, 1);
+    assert_eq!(out.stats.records(), 7);
+
+    let row = out.kernels.row(1).unwrap();
+    assert_eq!(row.start_ns, 30);
+    assert_eq!(row.grid, [256, 1, 1]);
+    assert_eq!(row.stream, None);
+    assert!(out.kernels.row(2).is_none());
+    assert_eq!(out.kernels.rows().map(|r| r.correlation_id).sum::<u64>(), 3);
+}
+
+#[test]
+fn the_verifier_fills_graph_columns_in_place() {
+    let store = ActivityStore::default();
+    let w = store.open_window(0).unwrap();
+    store.push_kernels(&[kernel(1, 10), kernel(1, 20)]);
+    store.close_window(w, 100).unwrap();
+    let mut out = store.finalise(w).unwrap();
+    assert_eq!(out.kernels.graph_id(), &[None, None]);
+    let graph = out.kernels.graph_columns_mut();
+    graph.graph_id[1] = Some(5);
+    graph.graph_node_id[1] = Some((5 << 32) | 1);
+    assert_eq!(
+        out.kernels.row(1).unwrap().graph_node_id,
+        Some((5 << 32) | 1)
+    );
+    assert_eq!(out.kernels.row(0).unwrap().graph_id, None);
+}
+
+#[test]
+fn window_misuse_is_refused_with_a_reason() {
+    let store = ActivityStore::default();
+    let w = store.open_window(100).unwrap();
+    assert_eq!(
+        store.open_window(150),
+        Err(WindowError::AnotherWindowOpen { open: w })
+    );
+    assert_eq!(store.finalise(w).unwrap_err(), WindowError::NotClosed(w));
+    assert_eq!(
+        store.close_window(w, 50),
+        Err(WindowError::StopBeforeStart {
+            start_ns: 100,
+            stop_ns: 50
+        })
+    );
+    store.close_window(w, 200).unwrap();
+    assert_eq!(
+        store.close_window(w, 300),
+        Err(WindowError::AlreadyClosed(w))
+    );
+    assert_eq!(
+        store.open_window(200),
+        Err(WindowError::StartsBeforePreviousStop {
+            start_ns: 200,
+            previous_stop_ns: 200
+        })
+    );
+    store.finalise(w).unwrap();
+    assert_eq!(
+        store.finalise(w).unwrap_err(),
+        WindowError::AlreadyFinalised(w)
+    );
+    // An id this store never handed out (from another store).
+    let other = ActivityStore::default();
+    let first = other.open_window(0).unwrap();
+    other.close_window(first, 1).unwrap();
+    let never: WindowId = other.open_window(2).unwrap();
+    assert_eq!(
+        store.finalise(never).unwrap_err(),
+        WindowError::Unknown(never)
+    );
+    // Display says why, for the log.
+    assert!(WindowError::NotClosed(w).to_string().contains("still open"));
+}
+
+#[test]
+fn drop_counts_display_names_every_reason() {
+    let drops = DropCounts {
+        outside_windows: 1,
+        after_finalise: 2,
+        over_limit: 3,
+        malformed: 4,
+    };
+    assert_eq!(
+        drops.to_string(),
+        "10 dropped (1 outside windows, 2 after finalise, 3 over limit, 4 malformed)"
+    );
+    let _ = StoreConfig::default();
+}

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Runs every test kineto-rocm has, on a fresh Debian machine:
+#   1. installs what is missing (cmake, googletest, nlohmann-json; root + apt),
+#   2. fetches the real libkineto from PyPI into a cache outside the repo,
+#   3. cargo test for the whole workspace,
+#   4. builds the C++ face with CMake and runs the ctest suite against kineto.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+step() { printf '\n==> %s\n' "$*" >&2; }
+
+need_apt=()
+command -v cmake >/dev/null || need_apt+=(cmake)
+[ -f /usr/include/gtest/gtest.h ] || need_apt+=(libgtest-dev)
+[ -f /usr/include/nlohmann/json.hpp ] || need_apt+=(nlohmann-json3-dev)
+if [ ${#need_apt[@]} -gt 0 ]; then
+  step "installing ${need_apt[*]}"
+  if [ "$(id -u)" -ne 0 ]; then
+    echo "test-all.sh: need ${need_apt[*]}; run as root or install them first" >&2
+    exit 1
+  fi
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_apt[@]}" >/dev/null
+fi
+
+step "fetching libkineto (torch 2.11.0 wheel, cached)"
+KINETO_SDK_DIR=$(scripts/fetch-kineto.sh)
+export KINETO_SDK_DIR
+
+step "cargo test --workspace"
+cargo test --workspace --release 2>&1
+
+if [ -f CMakeLists.txt ]; then
+  step "building the C++ face and the ctest suite"
+  cmake -S . -B build/ci -DCMAKE_BUILD_TYPE=Release -DKINETO_SDK_DIR="$KINETO_SDK_DIR" >/dev/null
+  cmake --build build/ci -j2
+  step "ctest"
+  ctest --test-dir build/ci --output-on-failure
+fi

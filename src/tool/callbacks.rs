@@ -1,0 +1,159 @@
+//! Synchronous SDK callbacks and the buffer callback. Each catches panics: no
+//! unwind reaches the SDK.
+use super::decode;
+use super::state;
+use graph_attribution::LaunchCall;
+use rocprofiler_sys::*;
+use std::ffi::c_void;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+pub unsafe extern "C" fn on_callback(
+    record: rocprofiler_callback_tracing_record_t,
+    _user_data: *mut rocprofiler_user_data_t,
+    _data: *mut c_void,
+) {
+    let outcome = catch_unwind(AssertUnwindSafe(|| {
+        let Some(tool) = state::tool() else { return };
+        match record.kind {
+            rocprofiler_callback_tracing_kind_t::HIP_RUNTIME_API => on_hip_api(tool, &record),
+            rocprofiler_callback_tracing_kind_t::HIP_GRAPH => on_hip_graph(tool, &record),
+            rocprofiler_callback_tracing_kind_t::HIP_STREAM => on_hip_stream(tool, &record),
+            rocprofiler_callback_tracing_kind_t::CODE_OBJECT => on_code_object(tool, &record),
+            _ => {}
+        }
+    }));
+    if outcome.is_err() {
+        log::error!(
+            "kineto-rocm: panic in a tracing callback (kind {}); record ignored",
+            record.kind.0
+        );
+    }
+}
+
+/// Reads a payload the SDK passed, if present.
+///
+/// # Safety
+/// `record.payload` is null or points to a `T` valid for the callback.
+unsafe fn payload<T: Copy>(record: &rocprofiler_callback_tracing_record_t) -> Option<T> {
+    let ptr = record.payload as *const T;
+    // SAFETY: per this function's contract.
+    (!ptr.is_null()).then(|| unsafe { std::ptr::read_unaligned(ptr) })
+}
+
+fn on_hip_api(tool: &state::Tool, record: &rocprofiler_callback_tracing_record_t) {
+    let correlation_id = record.correlation_id.internal;
+    if record.phase == rocprofiler_callback_phase_t::ENTER {
+        tool.collector.on_api_enter(correlation_id, tool.now());
+    }
+    // SAFETY: HIP_RUNTIME_API callbacks carry a hip_api_data payload.
+    let Some(data) = (unsafe { payload::<rocprofiler_callback_tracing_hip_api_data_t>(record) })
+    else {
+        return;
+    };
+    let call = LaunchCall {
+        correlation_id,
+        thread_id: record.thread_id,
+    };
+    tool.collector
+        .on_graph_api(record.operation, record.phase, call, &data);
+}
+
+fn on_hip_graph(tool: &state::Tool, record: &rocprofiler_callback_tracing_record_t) {
+    // SAFETY: HIP_GRAPH callbacks carry a hip_graph_data payload.
+    let Some(data) = (unsafe { payload::<rocprofiler_callback_tracing_hip_graph_data_t>(record) })
+    else {
+        return;
+    };
+    tool.collector.on_graph_domain(
+        rocprofiler_hip_graph_operation_t(record.operation as u32),
+        record.phase,
+        LaunchCall {
+            correlation_id: record.correlation_id.internal,
+            thread_id: record.thread_id,
+        },
+        data.graph_exec_id.handle,
+        data.graph_exec_value.value(),
+    );
+}
+
+fn on_hip_stream(tool: &state::Tool, record: &rocprofiler_callback_tracing_record_t) {
+    if record.operation as u32 != rocprofiler_hip_stream_operation_t::SET.0
+        || record.phase != rocprofiler_callback_phase_t::ENTER
+    {
+        return;
+    }
+    // SAFETY: HIP_STREAM callbacks carry a hip_stream_data payload.
+    if let Some(data) = unsafe { payload::<rocprofiler_callback_tracing_hip_stream_data_t>(record) }
+    {
+        tool.collector
+            .on_stream_of(record.correlation_id.internal, data.stream_id.handle);
+    }
+}
+
+fn on_code_object(tool: &state::Tool, record: &rocprofiler_callback_tracing_record_t) {
+    if record.operation as u32
+        != rocprofiler_code_object_operation_t::DEVICE_KERNEL_SYMBOL_REGISTER.0
+        || record.phase != rocprofiler_callback_phase_t::ENTER
+    {
+        return;
+    }
+    // SAFETY: DEVICE_KERNEL_SYMBOL_REGISTER carries the kernel symbol payload.
+    let Some(symbol) = (unsafe {
+        payload::<rocprofiler_callback_tracing_code_object_kernel_symbol_register_data_t>(record)
+    }) else {
+        return;
+    };
+    // SAFETY: the SDK's kernel_name is a NUL-terminated string valid during the callback.
+    if let Some(name) = unsafe { c_str_lossy(symbol.kernel_name) } {
+        tool.collector.on_kernel_symbol(symbol.kernel_id, name);
+    }
+}
+
+pub unsafe extern "C" fn on_buffer(
+    _context: rocprofiler_context_id_t,
+    _buffer: rocprofiler_buffer_id_t,
+    headers: *mut *mut rocprofiler_record_header_t,
+    num_headers: usize,
+    _data: *mut c_void,
+    drop_count: u64,
+) {
+    let outcome = catch_unwind(AssertUnwindSafe(|| {
+        let Some(tool) = state::tool() else { return };
+        if drop_count > 0 {
+            tool.collector.on_sdk_dropped(drop_count);
+        }
+        if headers.is_null() {
+            return;
+        }
+        for i in 0..num_headers {
+            // SAFETY: the SDK passes `num_headers` valid header pointers.
+            let header = unsafe { *headers.add(i) };
+            if header.is_null() {
+                continue;
+            }
+            // SAFETY: a non-null header the SDK owns for this callback.
+            let header = unsafe { *header };
+            if header.payload.is_null() {
+                continue;
+            }
+            // SAFETY: every tracing record begins with its u64 size; the SDK
+            // keeps `size` bytes readable at `payload` during the callback.
+            let bytes = unsafe {
+                let size = std::ptr::read_unaligned(header.payload as *const u64) as usize;
+                std::slice::from_raw_parts(header.payload as *const u8, size.max(8))
+            };
+            match decode::decode(header.category, header.kind, bytes) {
+                Ok(record) => tool.collector.on_record(record),
+                Err(defect) => {
+                    tool.malformed.record(defect);
+                    tool.collector.count_malformed();
+                }
+            }
+        }
+    }));
+    if outcome.is_err() {
+        log::error!(
+            "kineto-rocm: panic while reading an SDK buffer; the rest of that batch was skipped"
+        );
+    }
+}

@@ -1,0 +1,376 @@
+//! Where everything the SDK reports goes: decoded records into the activity
+//! store, graph lifecycle and launches into the attribution layer, kernel
+//! names into a table. Finishing a window turns the store's frames into the
+//! bridge's `WindowActivities`, verified.
+use super::attribution::Attribution;
+use super::decode::Decoded;
+use super::devices::Devices;
+use super::state::Tool;
+use crate::api::CorrelationDomain;
+use crate::bridge::ffi::{
+    CopyActivity, DeviceLane, KernelActivity, RuntimeActivity, WindowActivities,
+};
+use activity_store::{
+    ActivityStore, CopyDirection, ExternalDomain, FinalisedWindow, StoreConfig, WindowId,
+};
+use graph_attribution::{LaunchCall, LaunchTracker};
+use rocprofiler_sys::*;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, RwLock};
+use std::time::{Duration, Instant};
+
+/// kineto's default for ROCTRACER_MAX_EVENTS-like limits: records per window.
+const DEFAULT_MAX_EVENTS: u64 = 50_000_000;
+static MAX_EVENTS: AtomicU64 = AtomicU64::new(DEFAULT_MAX_EVENTS);
+
+/// Reads KINETO_ROCM_DISABLE_GRAPH_ATTRIBUTION once, as DESIGN.md defines it.
+pub fn attribution_enabled_from_env() -> bool {
+    let value = std::env::var("KINETO_ROCM_DISABLE_GRAPH_ATTRIBUTION").ok();
+    let (disabled, warning) = graph_attribution::graph_attribution_enabled(value.as_deref());
+    if let Some(warning) = warning {
+        log::warn!("kineto-rocm: {warning}");
+    }
+    !disabled
+}
+
+#[derive(Default)]
+struct WindowBook {
+    open: Option<WindowId>,
+    closed: Vec<WindowId>,
+}
+
+pub struct Collector {
+    store: ActivityStore,
+    attribution: Option<Attribution>,
+    kernel_names: RwLock<HashMap<u64, String>>,
+    windows: Mutex<WindowBook>,
+    sdk_dropped: AtomicU64,
+    devices: Devices,
+}
+
+impl Collector {
+    pub fn new(graph_domain: bool, attribution: bool, devices: Devices) -> Collector {
+        let config = StoreConfig {
+            max_records_per_window: MAX_EVENTS.load(Ordering::Relaxed) as usize,
+            ..StoreConfig::default()
+        };
+        Collector {
+            store: ActivityStore::new(config),
+            attribution: attribution.then(|| Attribution::new(graph_domain)),
+            kernel_names: RwLock::new(HashMap::new()),
+            windows: Mutex::new(WindowBook::default()),
+            sdk_dropped: AtomicU64::new(0),
+            devices,
+        }
+    }
+
+    #[inline]
+    pub fn tracker(&self) -> Option<&LaunchTracker> {
+        self.attribution.as_ref().map(Attribution::tracker)
+    }
+
+    pub fn set_max_events(max_events: u64) {
+        MAX_EVENTS.store(max_events.max(1), Ordering::Relaxed);
+    }
+
+    pub fn push_external(&self, domain: CorrelationDomain, id: u64) {
+        self.store.push_external(external_domain(domain), id)
+    }
+
+    pub fn pop_external(&self, domain: CorrelationDomain) -> Option<u64> {
+        self.store.pop_external(external_domain(domain))
+    }
+
+    pub fn on_api_enter(&self, correlation_id: u64, now_ns: u64) {
+        self.store.capture_for_api_call(correlation_id);
+        self.store.issue(correlation_id, now_ns);
+    }
+
+    pub fn on_graph_api(
+        &self,
+        operation: i32,
+        phase: rocprofiler_callback_phase_t,
+        call: LaunchCall,
+        data: &rocprofiler_callback_tracing_hip_api_data_t,
+    ) {
+        if let Some(attribution) = &self.attribution {
+            attribution.on_hip_api(operation, phase, call, data);
+        }
+    }
+
+    pub fn on_graph_domain(
+        &self,
+        operation: rocprofiler_hip_graph_operation_t,
+        phase: rocprofiler_callback_phase_t,
+        call: LaunchCall,
+        graph_exec_id: u64,
+        handle: u64,
+    ) {
+        if let Some(attribution) = &self.attribution {
+            attribution.on_graph_domain(operation, phase, call, graph_exec_id, handle);
+        }
+    }
+
+    pub fn on_stream_of(&self, correlation_id: u64, stream: u64) {
+        self.store.record_stream(correlation_id, stream);
+    }
+
+    pub fn on_kernel_symbol(&self, kernel_id: u64, name: String) {
+        self.kernel_names
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(kernel_id, name);
+    }
+
+    pub fn on_sdk_dropped(&self, count: u64) {
+        if self.sdk_dropped.fetch_add(count, Ordering::Relaxed) == 0 {
+            log::warn!(
+                "kineto-rocm: the SDK dropped {count} records (buffer full); counted in the trace"
+            );
+        }
+    }
+
+    pub fn on_record(&self, record: Decoded) {
+        match record {
+            Decoded::Kernel(k) => self.store.push_kernel(k),
+            Decoded::Copy(c) => self.store.push_copy(c),
+            Decoded::Api(a) => self.store.push_api_call(a),
+            Decoded::GraphLaunch(g) => self.store.push_graph_launch(g),
+            Decoded::Retired { correlation_id } => self.store.retire(correlation_id),
+        }
+    }
+
+    pub fn count_malformed(&self) {
+        self.store.count_malformed(1);
+    }
+
+    pub fn open_window(&self, start_ns: u64) -> Result<(), String> {
+        let mut book = self.windows.lock().unwrap_or_else(|e| e.into_inner());
+        let id = self
+            .store
+            .open_window(start_ns)
+            .map_err(|e| e.to_string())?;
+        book.open = Some(id);
+        Ok(())
+    }
+
+    pub fn close_window(&self, stop_ns: u64) {
+        let mut book = self.windows.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(id) = book.open.take() {
+            match self.store.close_window(id, stop_ns) {
+                Ok(()) => book.closed.push(id),
+                Err(e) => log::warn!("kineto-rocm: closing window: {e}"),
+            }
+        }
+    }
+
+    pub fn clear(&self) {
+        let closed = std::mem::take(
+            &mut self
+                .windows
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .closed,
+        );
+        for id in closed {
+            let _ = self.store.finalise(id);
+        }
+    }
+
+    /// Waits (at most `deadline` per window) for every correlation id issued
+    /// in each closed window to retire, flushing the SDK's buffer between
+    /// waits, then verifies and hands the windows over.
+    pub fn finish_closed_windows(&self, tool: &Tool, deadline: Duration) -> Vec<WindowActivities> {
+        let closed = std::mem::take(
+            &mut self
+                .windows
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .closed,
+        );
+        let mut finished = Vec::with_capacity(closed.len());
+        for id in closed {
+            let until = Instant::now() + deadline;
+            let completeness = match self.store.wait_until_retired(id, until, || tool.flush()) {
+                Ok(completeness) => completeness,
+                Err(e) => {
+                    log::warn!("kineto-rocm: waiting for window {}: {e}", id.get());
+                    continue;
+                }
+            };
+            if !completeness.is_complete() {
+                log::warn!(
+                    "kineto-rocm: window {} finalised at its deadline with {} correlation ids still in flight; the trace says so",
+                    id.get(),
+                    completeness.outstanding()
+                );
+            }
+            match self.store.finalise(id) {
+                Ok(window) => finished.push(self.to_activities(window, tool)),
+                Err(e) => log::warn!("kineto-rocm: finalising window {}: {e}", id.get()),
+            }
+        }
+        finished
+    }
+
+    fn to_activities(&self, mut window: FinalisedWindow, tool: &Tool) -> WindowActivities {
+        let mut summary = Vec::new();
+        if let Some(attribution) = &self.attribution {
+            summary.extend(attribution.attribute(&mut window));
+        } else {
+            summary.push("graph_attribution=disabled".to_string());
+        }
+        let names = self.kernel_names.read().unwrap_or_else(|e| e.into_inner());
+        let mut name_index: HashMap<u64, u32> = HashMap::new();
+        let mut kernel_names: Vec<String> = Vec::new();
+        let k = &window.kernels;
+        let mut kernels = Vec::with_capacity(k.len());
+        for row in k.rows() {
+            let index = *name_index.entry(row.kernel_id).or_insert_with(|| {
+                kernel_names.push(
+                    names
+                        .get(&row.kernel_id)
+                        .cloned()
+                        .unwrap_or_else(|| format!("kernel_{}", row.kernel_id)),
+                );
+                (kernel_names.len() - 1) as u32
+            });
+            kernels.push(KernelActivity {
+                name_index: index,
+                device: self.devices.index_of(row.agent.0),
+                stream: row.stream.unwrap_or(0),
+                queue: row.queue,
+                correlation: row.correlation_id,
+                dispatch_id: row.dispatch_id,
+                start_ns: row.start_ns,
+                end_ns: row.end_ns,
+                grid_x: row.grid[0],
+                grid_y: row.grid[1],
+                grid_z: row.grid[2],
+                block_x: row.workgroup[0],
+                block_y: row.workgroup[1],
+                block_z: row.workgroup[2],
+                lds_bytes: row.lds_bytes,
+                scratch_bytes: row.scratch_bytes,
+                has_external_id: row.external_id_default.is_some(),
+                external_id: row.external_id_default.unwrap_or(0),
+                has_user_external_id: row.external_id_user.is_some(),
+                user_external_id: row.external_id_user.unwrap_or(0),
+                has_graph: row.graph_id.is_some() && row.graph_node_id.is_some(),
+                graph_id: row.graph_id.unwrap_or(0),
+                graph_node_id: row.graph_node_id.unwrap_or(0),
+            });
+        }
+        let copies = window
+            .copies
+            .rows()
+            .map(|row| {
+                let device_agent = if row.direction == CopyDirection::DeviceToHost {
+                    row.src_agent
+                } else {
+                    row.dst_agent
+                };
+                CopyActivity {
+                    direction: direction_name(row.direction),
+                    device: self.devices.index_of(device_agent.0),
+                    stream: row.stream.unwrap_or(0),
+                    correlation: row.correlation_id,
+                    bytes: row.bytes,
+                    src_device: self.device_or_host(row.src_agent.0),
+                    dst_device: self.device_or_host(row.dst_agent.0),
+                    start_ns: row.start_ns,
+                    end_ns: row.end_ns,
+                    has_external_id: row.external_id_default.is_some(),
+                    external_id: row.external_id_default.unwrap_or(0),
+                    has_graph: row.graph_id.is_some() && row.graph_node_id.is_some(),
+                    graph_id: row.graph_id.unwrap_or(0),
+                    graph_node_id: row.graph_node_id.unwrap_or(0),
+                }
+            })
+            .collect();
+        let runtime = window
+            .api_calls
+            .rows()
+            .map(|row| RuntimeActivity {
+                name: hip_runtime_api_id::name(row.operation).unwrap_or("hipApi"),
+                thread_id: row.thread_id,
+                correlation: row.correlation_id,
+                start_ns: row.start_ns,
+                end_ns: row.end_ns,
+                has_external_id: row.external_id_default.is_some(),
+                external_id: row.external_id_default.unwrap_or(0),
+            })
+            .collect();
+        summary.push(format!(
+            "completeness={}",
+            describe_completeness(window.completeness)
+        ));
+        summary.push(format!("window_records={}", window.stats.records()));
+        summary.push(format!("dropped={}", window.stats.session_drops));
+        summary.push(format!(
+            "sdk_dropped={}",
+            self.sdk_dropped.load(Ordering::Relaxed)
+        ));
+        summary.push(format!("malformed={}", tool.malformed.total()));
+        WindowActivities {
+            kernel_names,
+            kernels,
+            copies,
+            runtime,
+            devices: self
+                .devices
+                .lanes()
+                .into_iter()
+                .map(|(device, name)| DeviceLane { device, name })
+                .collect(),
+            system_clock_offset_ns: system_clock_offset(tool),
+            summary,
+        }
+    }
+
+    fn device_or_host(&self, agent: u64) -> i64 {
+        if self.devices.knows(agent) {
+            self.devices.index_of(agent) as i64
+        } else {
+            -1
+        }
+    }
+}
+
+fn external_domain(domain: CorrelationDomain) -> ExternalDomain {
+    match domain {
+        CorrelationDomain::Default => ExternalDomain::Default,
+        CorrelationDomain::User => ExternalDomain::User,
+    }
+}
+
+fn direction_name(direction: CopyDirection) -> &'static str {
+    match direction {
+        CopyDirection::HostToHost => "HtoH",
+        CopyDirection::HostToDevice => "HtoD",
+        CopyDirection::DeviceToHost => "DtoH",
+        CopyDirection::DeviceToDevice => "DtoD",
+        CopyDirection::Unknown => "Unknown",
+    }
+}
+
+fn describe_completeness(completeness: activity_store::Completeness) -> String {
+    if completeness.is_complete() {
+        "complete".to_string()
+    } else {
+        format!(
+            "incomplete ({} correlation ids outstanding at the deadline)",
+            completeness.outstanding()
+        )
+    }
+}
+
+/// system_clock now minus the SDK's clock now: what kineto's clock adds.
+fn system_clock_offset(tool: &Tool) -> i64 {
+    let system = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as i64)
+        .unwrap_or(0);
+    system - tool.now() as i64
+}

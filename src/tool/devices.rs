@@ -1,0 +1,90 @@
+//! GPUs the SDK reports, as kineto lanes: agent handle -> device index + name.
+use rocprofiler_sys::*;
+use std::collections::HashMap;
+use std::ffi::c_void;
+
+#[derive(Clone, Debug, Default)]
+pub struct Devices {
+    by_agent: HashMap<u64, (u32, String)>,
+}
+
+impl Devices {
+    /// Asks the SDK for its agents; GPUs are numbered as HIP numbers them.
+    pub fn query(sdk: &Sdk) -> Devices {
+        let mut devices = Devices::default();
+        // SAFETY: the callback receives `agents` valid for the call and our
+        // `Devices` through user_data, which outlives the query.
+        unsafe {
+            (sdk.query_available_agents)(
+                rocprofiler_agent_version_t::V0,
+                Some(collect_agents),
+                std::mem::size_of::<rocprofiler_agent_v0_t>(),
+                &mut devices as *mut Devices as *mut c_void,
+            )
+        };
+        devices
+    }
+
+    /// The device index and name of an agent; unknown agents get index 0.
+    pub fn lane(&self, agent: u64) -> (u32, &str) {
+        self.by_agent
+            .get(&agent)
+            .map(|(i, n)| (*i, n.as_str()))
+            .unwrap_or((0, "GPU"))
+    }
+
+    pub fn knows(&self, agent: u64) -> bool {
+        self.by_agent.contains_key(&agent)
+    }
+
+    pub fn index_of(&self, agent: u64) -> u32 {
+        self.lane(agent).0
+    }
+
+    /// (device index, name), sorted by index.
+    pub fn lanes(&self) -> Vec<(u32, String)> {
+        let mut lanes: Vec<(u32, String)> = self.by_agent.values().cloned().collect();
+        lanes.sort();
+        lanes.dedup();
+        lanes
+    }
+}
+
+unsafe extern "C" fn collect_agents(
+    _version: rocprofiler_agent_version_t,
+    agents: *mut *const c_void,
+    num_agents: usize,
+    user_data: *mut c_void,
+) -> rocprofiler_status_t {
+    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        if agents.is_null() || user_data.is_null() {
+            return;
+        }
+        // SAFETY: user_data is the &mut Devices passed to query_available_agents.
+        let devices = unsafe { &mut *(user_data as *mut Devices) };
+        for i in 0..num_agents {
+            // SAFETY: the SDK passes `num_agents` agent pointers of the version asked for.
+            let agent = unsafe { *agents.add(i) } as *const rocprofiler_agent_v0_t;
+            if agent.is_null() {
+                continue;
+            }
+            // SAFETY: a valid agent record for the duration of the callback.
+            let agent = unsafe { &*agent };
+            if agent.type_ != rocprofiler_agent_type_t::GPU {
+                continue;
+            }
+            // SAFETY: the SDK's names are NUL-terminated and live as long as the SDK.
+            let product = unsafe { c_str_lossy(agent.product_name) }.filter(|s| !s.is_empty());
+            // SAFETY: as above.
+            let name = product
+                .or_else(|| unsafe { c_str_lossy(agent.name) })
+                .unwrap_or_else(|| "GPU".into());
+            let index = agent.logical_node_type_id.max(0) as u32;
+            devices.by_agent.insert(agent.id.handle, (index, name));
+        }
+    }));
+    if outcome.is_err() {
+        log::error!("kineto-rocm: panic while reading agents; lanes will be unnamed");
+    }
+    rocprofiler_status_t::SUCCESS
+}

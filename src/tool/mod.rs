@@ -1,0 +1,12 @@
+//! The rocprofiler-sdk client: configure, services, callbacks, teardown.
+mod attribution;
+mod callbacks;
+mod collector;
+pub mod configure;
+pub mod decode;
+mod devices;
+mod external_correlation;
+mod malformed;
+mod services;
+pub mod state;
+mod verification;

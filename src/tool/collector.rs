@@ -27,11 +27,11 @@ static MAX_EVENTS: AtomicU64 = AtomicU64::new(DEFAULT_MAX_EVENTS);
 /// Reads KINETO_ROCM_DISABLE_GRAPH_ATTRIBUTION once, as DESIGN.md defines it.
 pub fn attribution_enabled_from_env() -> bool {
     let value = std::env::var("KINETO_ROCM_DISABLE_GRAPH_ATTRIBUTION").ok();
-    let (disabled, warning) = graph_attribution::graph_attribution_enabled(value.as_deref());
+    let (enabled, warning) = graph_attribution::graph_attribution_enabled(value.as_deref());
     if let Some(warning) = warning {
         log::warn!("kineto-rocm: {warning}");
     }
-    !disabled
+    enabled
 }
 
 #[derive(Default)]
@@ -46,11 +46,11 @@ pub struct Collector {
     kernel_names: RwLock<HashMap<u64, String>>,
     windows: Mutex<WindowBook>,
     sdk_dropped: AtomicU64,
-    devices: Devices,
+    devices: once_cell::sync::OnceCell<Devices>,
 }
 
 impl Collector {
-    pub fn new(graph_domain: bool, attribution: bool, devices: Devices) -> Collector {
+    pub fn new(graph_domain: bool, attribution: bool) -> Collector {
         let config = StoreConfig {
             max_records_per_window: MAX_EVENTS.load(Ordering::Relaxed) as usize,
             ..StoreConfig::default()
@@ -61,7 +61,7 @@ impl Collector {
             kernel_names: RwLock::new(HashMap::new()),
             windows: Mutex::new(WindowBook::default()),
             sdk_dropped: AtomicU64::new(0),
-            devices,
+            devices: once_cell::sync::OnceCell::new(),
         }
     }
 
@@ -214,7 +214,23 @@ impl Collector {
         finished
     }
 
+    /// The SDK knows its agents once the runtime has loaded, not before.
+    fn devices(&self, tool: &Tool) -> &Devices {
+        if let Some(devices) = self.devices.get() {
+            return devices;
+        }
+        match Devices::query(&tool.sdk) {
+            Some(devices) => self.devices.get_or_init(|| devices),
+            None => {
+                static NONE: once_cell::sync::Lazy<Devices> =
+                    once_cell::sync::Lazy::new(Devices::default);
+                &NONE
+            }
+        }
+    }
+
     fn to_activities(&self, mut window: FinalisedWindow, tool: &Tool) -> WindowActivities {
+        let devices = self.devices(tool);
         let mut summary = Vec::new();
         if let Some(attribution) = &self.attribution {
             summary.extend(attribution.attribute(&mut window));
@@ -238,7 +254,7 @@ impl Collector {
             });
             kernels.push(KernelActivity {
                 name_index: index,
-                device: self.devices.index_of(row.agent.0),
+                device: devices.index_of(row.agent.0),
                 stream: row.stream.unwrap_or(0),
                 queue: row.queue,
                 correlation: row.correlation_id,
@@ -273,12 +289,12 @@ impl Collector {
                 };
                 CopyActivity {
                     direction: direction_name(row.direction),
-                    device: self.devices.index_of(device_agent.0),
+                    device: devices.index_of(device_agent.0),
                     stream: row.stream.unwrap_or(0),
                     correlation: row.correlation_id,
                     bytes: row.bytes,
-                    src_device: self.device_or_host(row.src_agent.0),
-                    dst_device: self.device_or_host(row.dst_agent.0),
+                    src_device: device_or_host(devices, row.src_agent.0),
+                    dst_device: device_or_host(devices, row.dst_agent.0),
                     start_ns: row.start_ns,
                     end_ns: row.end_ns,
                     has_external_id: row.external_id_default.is_some(),
@@ -318,8 +334,7 @@ impl Collector {
             kernels,
             copies,
             runtime,
-            devices: self
-                .devices
+            devices: devices
                 .lanes()
                 .into_iter()
                 .map(|(device, name)| DeviceLane { device, name })
@@ -328,13 +343,13 @@ impl Collector {
             summary,
         }
     }
+}
 
-    fn device_or_host(&self, agent: u64) -> i64 {
-        if self.devices.knows(agent) {
-            self.devices.index_of(agent) as i64
-        } else {
-            -1
-        }
+fn device_or_host(devices: &Devices, agent: u64) -> i64 {
+    if devices.knows(agent) {
+        devices.index_of(agent) as i64
+    } else {
+        -1
     }
 }
 

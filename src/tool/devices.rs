@@ -10,11 +10,12 @@ pub struct Devices {
 
 impl Devices {
     /// Asks the SDK for its agents; GPUs are numbered as HIP numbers them.
-    pub fn query(sdk: &Sdk) -> Devices {
+    /// `None` until the runtime has loaded (the SDK then has no agents).
+    pub fn query(sdk: &Sdk) -> Option<Devices> {
         let mut devices = Devices::default();
         // SAFETY: the callback receives `agents` valid for the call and our
         // `Devices` through user_data, which outlives the query.
-        unsafe {
+        let status = unsafe {
             (sdk.query_available_agents)(
                 rocprofiler_agent_version_t::V0,
                 Some(collect_agents),
@@ -22,7 +23,7 @@ impl Devices {
                 &mut devices as *mut Devices as *mut c_void,
             )
         };
-        devices
+        (status.is_success() && !devices.by_agent.is_empty()).then_some(devices)
     }
 
     /// The device index and name of an agent; unknown agents get index 0.

@@ -6,7 +6,6 @@
 //! Everything mutable lives in the collector behind types that make data
 //! races impossible (atomics, mutexes, the store's own synchronisation).
 use super::collector::Collector;
-use super::devices::Devices;
 use super::malformed::MalformedCounts;
 use super::services::Services;
 use crate::api::{CorrelationDomain, ToolError};
@@ -67,7 +66,7 @@ impl Tool {
         let graph_domain = sdk_version >= HIP_GRAPH_DOMAIN_VERSION;
         let attribution = super::collector::attribution_enabled_from_env();
         let services = configure(&sdk, graph_domain, attribution)?;
-        let collector = Collector::new(graph_domain, attribution, Devices::query(&sdk));
+        let collector = Collector::new(graph_domain, attribution);
         log::info!(
             "kineto-rocm: configured on rocprofiler-sdk {sdk_version}; graph attribution {} ({})",
             if attribution { "on" } else { "off" },

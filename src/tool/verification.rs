@@ -1,9 +1,166 @@
-use activity_store::FinalisedWindow;
-use graph_attribution::LaunchTracker;
-#[derive(Default)]
-pub struct Verification;
+//! Runs the graph-attribution verifier over a finished window and writes its
+//! verdicts into the window's graph columns: only vouched or repaired pairs
+//! are ever filled in, so a pair the verifier cannot stand behind never
+//! leaves the backend.
+use activity_store::{CopyDirection, FinalisedWindow};
+use graph_attribution::{
+    verify_window, DispatchKind, DispatchObservation, ExecKnowledge, LaunchLedger, LaunchTracker,
+    Verdict, VerificationSummary, WindowEvidence,
+};
+use std::collections::{HashMap, HashSet};
+use std::hash::{Hash, Hasher};
+use std::sync::Mutex;
+
+/// Launch records kept between windows for launches whose dispatches have
+/// not been verified yet.
+const LEDGER_CAPACITY: usize = 1 << 18;
+
+pub struct Verification {
+    state: Mutex<State>,
+}
+
+struct State {
+    ledger: LaunchLedger,
+    knowledge: ExecKnowledge,
+    lost_seen: u64,
+    session: VerificationSummary,
+}
+
+impl Default for Verification {
+    fn default() -> Self {
+        Verification {
+            state: Mutex::new(State {
+                ledger: LaunchLedger::with_capacity(LEDGER_CAPACITY),
+                knowledge: ExecKnowledge::new(),
+                lost_seen: 0,
+                session: VerificationSummary::default(),
+            }),
+        }
+    }
+}
+
+fn signature_of(value: impl Hash) -> u64 {
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    value.hash(&mut hasher);
+    hasher.finish()
+}
+
+fn direction_code(direction: CopyDirection) -> u8 {
+    match direction {
+        CopyDirection::HostToHost => 1,
+        CopyDirection::HostToDevice => 2,
+        CopyDirection::DeviceToHost => 3,
+        CopyDirection::DeviceToDevice => 4,
+        CopyDirection::Unknown => 0,
+    }
+}
+
 impl Verification {
-    pub fn verify(&self, _t: &LaunchTracker, _w: &mut FinalisedWindow) -> Vec<String> {
-        Vec::new()
+    /// Verifies `window` in place and returns its summary lines.
+    pub fn verify(&self, tracker: &LaunchTracker, window: &mut FinalisedWindow) -> Vec<String> {
+        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        let State {
+            ledger,
+            knowledge,
+            lost_seen,
+            session,
+        } = &mut *state;
+        ledger.absorb(tracker.drain_launches());
+
+        let calls: HashSet<u64> = window.api_calls.correlation_id().iter().copied().collect();
+        let launches = ledger.take_where(|correlation| calls.contains(&correlation));
+        // Launches older than this window's calls belong to no window left to verify.
+        if let Some(&newest) = window.api_calls.correlation_id().iter().max() {
+            ledger.take_where(|correlation| correlation <= newest);
+        }
+        let lost_now = tracker.dropped_launches() + ledger.evicted();
+        let launches_lost = lost_now - *lost_seen;
+        *lost_seen = lost_now;
+
+        let kernels = &window.kernels;
+        let copies = &window.copies;
+        let mut observations = Vec::with_capacity(kernels.len() + copies.len());
+        for row in kernels.rows() {
+            observations.push(DispatchObservation {
+                correlation_id: row.correlation_id,
+                external: row.external_slot,
+                signature: signature_of(row.kernel_id),
+                kind: DispatchKind::Kernel,
+                queue_id: row.queue,
+                thread_id: row.thread_id,
+                start_ns: row.start_ns,
+            });
+        }
+        for row in copies.rows() {
+            observations.push(DispatchObservation {
+                correlation_id: row.correlation_id,
+                external: row.external_slot,
+                signature: signature_of((
+                    row.bytes,
+                    direction_code(row.direction),
+                    row.src_agent.0,
+                    row.dst_agent.0,
+                )),
+                kind: DispatchKind::Copy,
+                queue_id: 0,
+                thread_id: row.thread_id,
+                start_ns: row.start_ns,
+            });
+        }
+        let sdk_counts: HashMap<u64, u32> = window
+            .graph_launches
+            .rows()
+            .map(|launch| {
+                (
+                    launch.correlation_id,
+                    launch.kernel_dispatch_count.min(u32::MAX as u64) as u32,
+                )
+            })
+            .collect();
+        let evidence = WindowEvidence {
+            observations: &observations,
+            launches: &launches,
+            sdk_kernel_counts: (!window.graph_launches.is_empty()).then_some(&sdk_counts),
+            launches_lost,
+        };
+        let verified = verify_window(&evidence, knowledge);
+        for retired in tracker.take_retired_attributions() {
+            knowledge.forget(retired);
+        }
+
+        let (kernel_verdicts, copy_verdicts) = verified.verdicts.split_at(kernels.len());
+        fill(window.kernels.graph_columns_mut(), kernel_verdicts);
+        fill(window.copies.graph_columns_mut(), copy_verdicts);
+
+        session.merge(&verified.summary);
+        log::info!(
+            "kineto-rocm: window {}: {}",
+            window.id.get(),
+            verified.summary
+        );
+        let mut lines = vec![
+            format!("attributed={}", verified.summary.attributed),
+            format!("vouched={}", verified.summary.vouched),
+            format!("repaired={}", verified.summary.repaired),
+            format!("withheld={}", verified.summary.withheld()),
+            format!("{}", verified.summary),
+        ];
+        if launches_lost > 0 {
+            lines.push(format!("launch_records_lost={launches_lost}"));
+        }
+        let anomalies = tracker.anomalies();
+        if anomalies.total() > 0 {
+            lines.push(format!("tracker_anomalies={}", anomalies.total()));
+        }
+        lines
+    }
+}
+
+fn fill(columns: activity_store::GraphColumnsMut<'_>, verdicts: &[Verdict]) {
+    for (i, verdict) in verdicts.iter().enumerate() {
+        if let Some(key) = verdict.emitted_key() {
+            columns.graph_id[i] = Some(key.graph_id());
+            columns.graph_node_id[i] = Some(key.graph_node_id());
+        }
     }
 }

@@ -31,11 +31,24 @@ impl Staging {
         self.kernels.len() + self.copies.len() + self.api_calls.len() + self.graph_launches.len()
     }
 
-    fn absorb(&mut self, other: Staging) {
-        self.kernels.extend(other.kernels);
-        self.copies.extend(other.copies);
-        self.api_calls.extend(other.api_calls);
-        self.graph_launches.extend(other.graph_launches);
+    /// One staging holding all of `parts`, each array allocated once at its
+    /// final size.
+    fn concat(parts: Vec<Staging>) -> Staging {
+        let mut merged = Staging {
+            kernels: Vec::with_capacity(parts.iter().map(|p| p.kernels.len()).sum()),
+            copies: Vec::with_capacity(parts.iter().map(|p| p.copies.len()).sum()),
+            api_calls: Vec::with_capacity(parts.iter().map(|p| p.api_calls.len()).sum()),
+            graph_launches: Vec::with_capacity(parts.iter().map(|p| p.graph_launches.len()).sum()),
+        };
+        for part in parts {
+            merged.kernels.extend_from_slice(&part.kernels);
+            merged.copies.extend_from_slice(&part.copies);
+            merged.api_calls.extend_from_slice(&part.api_calls);
+            merged
+                .graph_launches
+                .extend_from_slice(&part.graph_launches);
+        }
+        merged
     }
 }
 
@@ -112,15 +125,17 @@ impl ShardedStaging {
     /// All shards merged into one staging; consumes the window's staging,
     /// so nothing can append to it afterwards.
     pub(crate) fn into_merged(self) -> Staging {
-        let mut shards = self
+        let mut shards: Vec<Staging> = self
             .shards
             .into_vec()
             .into_iter()
-            .map(|shard| shard.into_inner().unwrap_or_else(PoisonError::into_inner));
-        let mut merged = shards.next().unwrap_or_default();
-        for shard in shards {
-            merged.absorb(shard);
+            .map(|shard| shard.into_inner().unwrap_or_else(PoisonError::into_inner))
+            .filter(|shard| shard.rows() > 0)
+            .collect();
+        if shards.len() <= 1 {
+            // One thread pushed everything: hand its arrays over uncopied.
+            return shards.pop().unwrap_or_default();
         }
-        merged
+        Staging::concat(shards)
     }
 }

@@ -16,7 +16,9 @@ pub fn node_rows(events: &[GpuEvent]) -> Vec<NodeRow> {
     let mut groups: BTreeMap<(u64, u32), (String, Vec<u64>)> = BTreeMap::new();
     for event in events {
         if let (Some((graph_id, _)), Some(ordinal)) = (event.graph, event.ordinal()) {
-            let entry = groups.entry((graph_id, ordinal)).or_insert_with(|| (event.name.clone(), Vec::new()));
+            let entry = groups
+                .entry((graph_id, ordinal))
+                .or_insert_with(|| (event.name.clone(), Vec::new()));
             if entry.0 != event.name {
                 entry.0 = format!("{} (+ {})", entry.0, event.name);
             }
@@ -52,7 +54,10 @@ fn percentile(sorted: &[u64], p: usize) -> u64 {
 }
 
 pub fn print(rows: &[NodeRow]) {
-    println!("{:>9} {:>5}  {:<28} {:>6} {:>10} {:>10} {:>10}", "graph id", "node", "kernel", "count", "mean us", "p50 us", "p99 us");
+    println!(
+        "{:>9} {:>5}  {:<28} {:>6} {:>10} {:>10} {:>10}",
+        "graph id", "node", "kernel", "count", "mean us", "p50 us", "p99 us"
+    );
     for row in rows {
         println!(
             "{:>9} {:>5}  {:<28} {:>6} {:>10.3} {:>10.3} {:>10.3}",

@@ -30,8 +30,10 @@ pub struct Trace {
 }
 
 pub fn read(path: &Path) -> Result<Trace, String> {
-    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: cannot read: {e}", path.display()))?;
-    let root: Value = serde_json::from_str(&text).map_err(|e| format!("{}: not JSON: {e}", path.display()))?;
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| format!("{}: cannot read: {e}", path.display()))?;
+    let root: Value =
+        serde_json::from_str(&text).map_err(|e| format!("{}: not JSON: {e}", path.display()))?;
     let events = root
         .get("traceEvents")
         .and_then(Value::as_array)
@@ -50,7 +52,11 @@ pub fn read(path: &Path) -> Result<Trace, String> {
         };
         let dur_us = event.get("dur").and_then(Value::as_f64).unwrap_or(0.0);
         out.push(GpuEvent {
-            name: event.get("name").and_then(Value::as_str).unwrap_or_default().to_string(),
+            name: event
+                .get("name")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string(),
             category: category.to_string(),
             device: event.get("pid").and_then(Value::as_u64).unwrap_or(0),
             duration_ns: (dur_us * 1000.0).round() as u64,
@@ -63,7 +69,15 @@ pub fn read(path: &Path) -> Result<Trace, String> {
     let summary = root
         .get("kineto_rocm")
         .and_then(Value::as_array)
-        .map(|lines| lines.iter().filter_map(|l| l.as_str().map(String::from)).collect())
+        .map(|lines| {
+            lines
+                .iter()
+                .filter_map(|l| l.as_str().map(String::from))
+                .collect()
+        })
         .unwrap_or_default();
-    Ok(Trace { events: out, summary })
+    Ok(Trace {
+        events: out,
+        summary,
+    })
 }

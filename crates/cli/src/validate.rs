@@ -44,10 +44,15 @@ impl Validation {
 }
 
 pub fn validate(events: &[GpuEvent], truth: &RunTruth) -> Validation {
-    let by_dispatch: HashMap<u64, &OpTruth> =
-        truth.ops.iter().filter(|op| op.kind == OpKind::Kernel).map(|op| (op.dispatch_id, op)).collect();
+    let by_dispatch: HashMap<u64, &OpTruth> = truth
+        .ops
+        .iter()
+        .filter(|op| op.kind == OpKind::Kernel)
+        .map(|op| (op.dispatch_id, op))
+        .collect();
     let true_node = |op: &OpTruth| -> Option<TrueNode> {
-        op.node_index.map(|node| (op.graph_exec_id, op.graph.clone().unwrap_or_default(), node))
+        op.node_index
+            .map(|node| (op.graph_exec_id, op.graph.clone().unwrap_or_default(), node))
     };
     let mut v = Validation {
         expected_kernel_dispatches: by_dispatch.len(),
@@ -72,7 +77,11 @@ pub fn validate(events: &[GpuEvent], truth: &RunTruth) -> Validation {
         match (event.graph, &node) {
             (Some(key), _) => {
                 v.carrying_both_fields += 1;
-                *key_nodes.entry(key).or_default().entry(node.clone()).or_default() += 1;
+                *key_nodes
+                    .entry(key)
+                    .or_default()
+                    .entry(node.clone())
+                    .or_default() += 1;
                 *graph_execs
                     .entry(key.0)
                     .or_default()
@@ -92,18 +101,35 @@ pub fn validate(events: &[GpuEvent], truth: &RunTruth) -> Validation {
     v.distinct_keys = key_nodes.len();
     v.distinct_graph_ids = graph_execs.len();
     for nodes in key_nodes.values() {
-        *v.occurrences_per_key.entry(nodes.values().sum()).or_default() += 1;
+        *v.occurrences_per_key
+            .entry(nodes.values().sum())
+            .or_default() += 1;
         if nodes.len() > 1 || nodes.contains_key(&None) {
             v.aliased_keys += 1;
         }
     }
     // A record is misattributed when its key's majority node, or its graph
     // id's majority exec, is not its own true node / exec.
-    let majority = |counts: &HashMap<Option<TrueNode>, usize>| counts.iter().max_by_key(|(_, n)| **n).map(|(k, _)| k.clone()).flatten();
-    let key_owner: HashMap<(u64, u64), Option<TrueNode>> = key_nodes.iter().map(|(k, c)| (*k, majority(c))).collect();
+    let majority = |counts: &HashMap<Option<TrueNode>, usize>| {
+        counts
+            .iter()
+            .max_by_key(|(_, n)| **n)
+            .map(|(k, _)| k.clone())
+            .flatten()
+    };
+    let key_owner: HashMap<(u64, u64), Option<TrueNode>> =
+        key_nodes.iter().map(|(k, c)| (*k, majority(c))).collect();
     let graph_owner: HashMap<u64, Option<(u64, String)>> = graph_execs
         .iter()
-        .map(|(g, c)| (*g, c.iter().max_by_key(|(_, n)| **n).map(|(k, _)| k.clone()).flatten()))
+        .map(|(g, c)| {
+            (
+                *g,
+                c.iter()
+                    .max_by_key(|(_, n)| **n)
+                    .map(|(k, _)| k.clone())
+                    .flatten(),
+            )
+        })
         .collect();
     for (event, op) in matched {
         let Some(key) = event.graph else { continue };
@@ -116,17 +142,37 @@ pub fn validate(events: &[GpuEvent], truth: &RunTruth) -> Validation {
         }
     }
     v.true_nodes = node_keys.len();
-    v.split_nodes = node_keys.values().map(|keys| keys.len().saturating_sub(1)).sum();
+    v.split_nodes = node_keys
+        .values()
+        .map(|keys| keys.len().saturating_sub(1))
+        .sum();
     v
 }
 
 pub fn print(v: &Validation, summary: &[String]) {
-    println!("kernel events            {:>8}  (ground truth: {} dispatches)", v.kernel_events, v.expected_kernel_dispatches);
+    println!(
+        "kernel events            {:>8}  (ground truth: {} dispatches)",
+        v.kernel_events, v.expected_kernel_dispatches
+    );
     println!("carrying both fields     {:>8}", v.carrying_both_fields);
     println!("distinct graph ids       {:>8}", v.distinct_graph_ids);
-    println!("distinct keys            {:>8}  (true graph nodes: {})", v.distinct_keys, v.true_nodes);
-    let occurrences: Vec<String> = v.occurrences_per_key.iter().map(|(n, keys)| format!("{keys} keys x {n}")).collect();
-    println!("occurrences per key      {}", if occurrences.is_empty() { "-".to_string() } else { occurrences.join(", ") });
+    println!(
+        "distinct keys            {:>8}  (true graph nodes: {})",
+        v.distinct_keys, v.true_nodes
+    );
+    let occurrences: Vec<String> = v
+        .occurrences_per_key
+        .iter()
+        .map(|(n, keys)| format!("{keys} keys x {n}"))
+        .collect();
+    println!(
+        "occurrences per key      {}",
+        if occurrences.is_empty() {
+            "-".to_string()
+        } else {
+            occurrences.join(", ")
+        }
+    );
     println!("aliased keys             {:>8}", v.aliased_keys);
     println!("misattributed records    {:>8}", v.misattributed_records);
     println!("withheld records         {:>8}", v.withheld_records);

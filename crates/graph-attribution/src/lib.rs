@@ -17,15 +17,23 @@
 
 pub mod diagnostics;
 pub mod env;
+pub mod evidence;
 pub mod exec_table;
 pub mod ids;
+pub mod knowledge;
 pub mod launch_log;
 mod launch_stack;
 pub mod tracker;
+pub mod verdict;
+pub mod verifier;
 
 pub use diagnostics::{Anomaly, AnomalyCounts};
 pub use env::{graph_attribution_enabled, DISABLE_GRAPH_ATTRIBUTION_VAR};
+pub use evidence::{DispatchKind, DispatchObservation, NodeSignature, WindowEvidence};
 pub use ids::{AttributionId, ExecHandle, ExecIdentity, GraphKey, LaunchedExec, Ordinal};
+pub use knowledge::{ExecKnowledge, Sighting, DEFAULT_CONFIRMATIONS};
 pub use launch_log::{LaunchEnding, LaunchLedger, LaunchLog, LaunchRecord};
 pub use launch_stack::STACK_CAPACITY;
 pub use tracker::{LaunchCall, LaunchTracker, TrackerConfig, DEFAULT_LAUNCH_LOG_CAPACITY};
+pub use verdict::{Verdict, VerificationSummary, WithholdReason};
+pub use verifier::{verify_window, VerifiedWindow};

@@ -1,0 +1,118 @@
+//! One profiling session on the simulated runtime: the simulator and the
+//! tool library are loaded as a real process would load them (the simulator
+//! first, RTLD_GLOBAL; then the tool, found by the simulator through its
+//! exported `rocprofiler_configure`), and the tool is driven through its C ABI.
+use rocprofiler_sim::host::{self, Simulator};
+use rocprofiler_sim::options::RunOptions;
+use rocprofiler_sim::truth::GroundTruth;
+use rocprofiler_sim::workload::Workload;
+use std::ffi::{c_char, c_int, CString};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+const TOOL_FILE: &str = "libkineto_rocm.so";
+
+type StatusFn = unsafe extern "C" fn() -> c_int;
+type WriteFn = unsafe extern "C" fn(*const c_char) -> c_int;
+
+/// A workload to run: its text and where it came from (for error messages).
+pub struct WorkloadSource {
+    pub name: String,
+    pub text: String,
+}
+
+impl WorkloadSource {
+    pub fn from_file(path: &Path) -> Result<WorkloadSource, String> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| format!("{}: cannot read: {e}", path.display()))?;
+        Ok(WorkloadSource {
+            name: path.display().to_string(),
+            text,
+        })
+    }
+}
+
+pub struct Session {
+    simulator: Simulator,
+    tool: libloading::os::unix::Library,
+}
+
+fn tool_path() -> Result<PathBuf, String> {
+    if let Ok(path) = std::env::var("KINETO_ROCM_TOOL_LIBRARY") {
+        return Ok(PathBuf::from(path));
+    }
+    host::locate_library(TOOL_FILE)
+        .ok_or_else(|| format!("{TOOL_FILE} not found next to the kineto-rocm binary (build the workspace: cargo build --release)"))
+}
+
+impl Session {
+    /// Loads the simulator for `workload`'s SDK version, then the tool.
+    pub fn load(workload: &WorkloadSource) -> Result<Session, String> {
+        let parsed = Workload::parse(&workload.text, &workload.name).map_err(|e| e.to_string())?;
+        // The simulated SDK initialises at the tool's first call; make it the
+        // version the workload asks for.
+        std::env::set_var("ROCSIM_SDK_VERSION", parsed.sdk_version.to_string());
+        let simulator = Simulator::load_default().map_err(|e| e.to_string())?;
+        let tool = host::load_tool(&tool_path()?).map_err(|e| e.to_string())?;
+        crate::markers::connect(&simulator, &tool)?;
+        Ok(Session { simulator, tool })
+    }
+
+    fn call(&self, name: &str) -> Result<(), String> {
+        // SAFETY: the C ABI of include/kineto_rocm.h: `int name(void)`.
+        let f = unsafe { self.tool.get::<StatusFn>(name.as_bytes()) }
+            .map_err(|e| format!("{name}: {e}"))?;
+        // SAFETY: no arguments; the tool catches its own panics.
+        match unsafe { f() } {
+            0 => Ok(()),
+            code => Err(format!(
+                "{name} failed with status {code} (see the log above)"
+            )),
+        }
+    }
+
+    pub fn start(&self) -> Result<(), String> {
+        self.call("kineto_rocm_start")
+    }
+
+    pub fn stop(&self) -> Result<(), String> {
+        self.call("kineto_rocm_stop")
+    }
+
+    pub fn run(&self, workload: &WorkloadSource, options: &RunOptions) -> Result<(), String> {
+        let mut options = options.clone();
+        options
+            .source_name
+            .get_or_insert_with(|| workload.name.clone());
+        self.simulator
+            .run_workload(&workload.text, &options)
+            .map_err(|e| e.to_string())
+    }
+
+    pub fn write_trace(&self, out: &Path) -> Result<(), String> {
+        // SAFETY: `int kineto_rocm_write_trace(const char*)`.
+        let f = unsafe { self.tool.get::<WriteFn>(b"kineto_rocm_write_trace") }
+            .map_err(|e| e.to_string())?;
+        let path = CString::new(out.display().to_string()).map_err(|e| e.to_string())?;
+        // SAFETY: a NUL-terminated path valid for the call.
+        match unsafe { f(path.as_ptr()) } {
+            0 => Ok(()),
+            code => Err(format!(
+                "writing {} failed with status {code}",
+                out.display()
+            )),
+        }
+    }
+
+    pub fn ground_truth(&self) -> Result<GroundTruth, String> {
+        self.simulator.ground_truth().map_err(|e| e.to_string())
+    }
+
+    /// Lets every completion be delivered, then runs the tools' finalize.
+    pub fn shutdown(&self) -> Result<(), String> {
+        self.simulator
+            .wait_idle(Duration::from_secs(60))
+            .map_err(|e| e.to_string())?;
+        self.simulator.shutdown().map_err(|e| e.to_string())
+    }
+}

@@ -1,0 +1,84 @@
+//! What the verifier is given about one window: the dispatches that ran,
+//! the launches that were tracked, and (SDK 1.3) what the SDK says each
+//! launch should have produced.
+
+use std::collections::HashMap;
+
+use crate::launch_log::LaunchRecord;
+
+/// Whether a dispatch was a kernel or a memory copy. Both are credited
+/// ordinals; the SDK's per-launch count covers kernels only.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum DispatchKind {
+    Kernel,
+    Copy,
+}
+
+/// What ran, as far as identity goes: the verifier's only evidence that is
+/// independent of the tracker's answer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct NodeSignature {
+    pub kind: DispatchKind,
+    /// The caller's hash of the kernel id, or of a copy's bytes and
+    /// direction. Equal signatures are indistinguishable to the verifier.
+    pub signature: u64,
+}
+
+/// One completed kernel dispatch or memory copy record.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DispatchObservation {
+    /// The record's internal correlation id: the API call the SDK credited
+    /// the dispatch to (for a graph dispatch, normally the launch's).
+    pub correlation_id: u64,
+    /// The record's external correlation slot: what the tracker answered,
+    /// 0 for "not graphed".
+    pub external: u64,
+    pub signature: u64,
+    pub kind: DispatchKind,
+    /// The hardware queue it ran on.
+    pub queue_id: u64,
+    /// The thread that wrote its packet (the record's thread id).
+    pub thread_id: u64,
+    pub start_ns: u64,
+}
+
+impl DispatchObservation {
+    pub fn node_signature(&self) -> NodeSignature {
+        NodeSignature {
+            kind: self.kind,
+            signature: self.signature,
+        }
+    }
+}
+
+/// Everything known about one window's graph dispatches.
+#[derive(Clone, Copy, Debug)]
+pub struct WindowEvidence<'a> {
+    /// Every dispatch and copy record of the window (graphed or not: the
+    /// ungraphed ones are evidence too).
+    pub observations: &'a [DispatchObservation],
+    /// The tracked launches whose dispatches landed in this window,
+    /// including launches that were credited no dispatch.
+    pub launches: &'a [LaunchRecord],
+    /// SDK 1.3 HIP_GRAPH records: launch correlation id -> kernel dispatches
+    /// the SDK says the launch produced. `None` on SDK < 1.3.
+    pub sdk_kernel_counts: Option<&'a HashMap<u64, u32>>,
+    /// Launch records lost before they reached this window (launch log or
+    /// ledger overflow). Nonzero means a missing launch may explain what
+    /// looks clean, so nothing new is learned from this window.
+    pub launches_lost: u64,
+}
+
+impl<'a> WindowEvidence<'a> {
+    pub fn new(
+        observations: &'a [DispatchObservation],
+        launches: &'a [LaunchRecord],
+    ) -> WindowEvidence<'a> {
+        WindowEvidence {
+            observations,
+            launches,
+            sdk_kernel_counts: None,
+            launches_lost: 0,
+        }
+    }
+}

@@ -1,0 +1,487 @@
+//! The verifier: decides, per dispatch, whether the tracker's pair may leave
+//! the backend.
+//!
+//! Why it is needed: the per-thread launch stack credits a dispatch to the
+//! launch that the thread *writing the packet* is inside. When streams share
+//! a hardware queue, thread B may write thread A's packets while B is inside
+//! its own launch; A's dispatches then carry B's id, B's ordinals past B's
+//! node count and B's correlation id, and A's launch is left short. Nothing
+//! on the hot path can see this, so it is caught here, when a window's
+//! records are consumed.
+//!
+//! # Rules, in order
+//!
+//! A *launch instance* is one (attribution id, launch correlation id): the
+//! tracker's launch records plus every pair the dispatches claim. The only
+//! evidence independent of the tracker is what ran ([`NodeSignature`]), on
+//! which queue, written by which thread.
+//!
+//! 1. **Not graphed.** A slot of 0 is [`Verdict::NotGraphed`] and is never
+//!    turned into a graph pair: the dispatch may be ungraphed work, and an
+//!    absent pair is never wrong. A slot no key packs to is withheld.
+//! 2. **Learning.** An exec's sequence (signature by ordinal) is learned
+//!    only from a window with no contamination evidence at all: every
+//!    instance has its launch record, exited normally, was credited exactly
+//!    the dispatches observed, has ordinals exactly 0..m-1, agrees with the
+//!    SDK's kernel count where given and with what is already trusted, and
+//!    no launch record was lost. Within such a window only instances on
+//!    queues no other thread wrote to are used, all of an exec's instances
+//!    must agree, and a sequence is trusted after
+//!    [`crate::knowledge::DEFAULT_CONFIRMATIONS`] identical sightings.
+//! 3. **Vouch.** An instance is clean when its exec's sequence is trusted
+//!    and it yields exactly that many dispatches, ordinals 0..n-1, each with
+//!    the trusted signature at its ordinal, its record is present, exited
+//!    and credited that count, the SDK's count (if any) agrees, and it is
+//!    not *exposed*: no other thread's dispatch with one of the exec's
+//!    signatures ran on a queue the instance ran on (such a dispatch may be
+//!    the instance's own, swapped for a look-alike). Every dispatch of a
+//!    clean instance is [`Verdict::Vouched`].
+//! 4. **Repair.** Every other graphed dispatch is *stray*. Its signature is
+//!    looked up among the nodes of the execs known in the window (those with
+//!    a trusted sequence and an instance here). Exactly one (exec, ordinal)
+//!    must match; the signature must not also have run ungraphed in this
+//!    window; and the strays with that signature must not outnumber the
+//!    exec's unclean instances (each has one open slot for it). Then the
+//!    dispatch is [`Verdict::Repaired`] to that key, and given the launch's
+//!    correlation id when exactly one unclean instance of that exec exists.
+//!    Otherwise it is withheld with the first reason that applies.
+//! 5. **Safety net.** Any key that would be emitted for more than one
+//!    signature in the window is withheld for all its records.
+//!
+//! Withholding is always acceptable; a wrong pair is not. Residual risk,
+//! documented rather than hidden: a dispatch swapped with an
+//! indistinguishable one (same signature) whose swap left no trace on the
+//! queues can be given the look-alike's key; the key still names a node
+//! that runs exactly that kernel.
+
+use std::collections::{HashMap, HashSet};
+
+use crate::evidence::{DispatchKind, NodeSignature, WindowEvidence};
+use crate::ids::{AttributionId, GraphKey, Ordinal};
+use crate::knowledge::{ExecKnowledge, Sighting};
+use crate::launch_log::{LaunchEnding, LaunchRecord};
+use crate::verdict::{Verdict, VerificationSummary, WithholdReason};
+
+/// The verifier's answer for one window.
+#[derive(Clone, Debug, Default)]
+pub struct VerifiedWindow {
+    /// One verdict per observation, in the order given.
+    pub verdicts: Vec<Verdict>,
+    pub summary: VerificationSummary,
+}
+
+/// One launch instance of the window.
+struct Instance {
+    attribution: AttributionId,
+    correlation_id: u64,
+    record: Option<LaunchRecord>,
+    /// A second record with this correlation id, or a record that names
+    /// another exec than the dispatches claiming the instance.
+    record_conflict: bool,
+    /// Observations claiming this instance.
+    members: Vec<usize>,
+}
+
+/// Which threads wrote dispatches somewhere.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Writers {
+    One(u64),
+    Several,
+}
+
+impl Writers {
+    fn add(slot: &mut Option<Writers>, thread: u64) {
+        *slot = Some(match *slot {
+            None => Writers::One(thread),
+            Some(Writers::One(t)) if t == thread => Writers::One(t),
+            Some(_) => Writers::Several,
+        });
+    }
+
+    fn includes_other_than(self, thread: u64) -> bool {
+        self != Writers::One(thread)
+    }
+}
+
+/// Verify one window's graph pairs, learning into `knowledge`.
+pub fn verify_window(
+    evidence: &WindowEvidence<'_>,
+    knowledge: &mut ExecKnowledge,
+) -> VerifiedWindow {
+    let observations = evidence.observations;
+    let mut verdicts = vec![Verdict::NotGraphed; observations.len()];
+
+    // Rule 1: decode the slots.
+    let mut claimed: Vec<Option<GraphKey>> = vec![None; observations.len()];
+    let mut ungraphed: HashSet<NodeSignature> = HashSet::new();
+    for (i, o) in observations.iter().enumerate() {
+        if o.external == 0 {
+            ungraphed.insert(o.node_signature());
+        } else {
+            match GraphKey::unpack(o.external) {
+                Some(key) => claimed[i] = Some(key),
+                None => verdicts[i] = Verdict::Withheld(WithholdReason::MalformedKey),
+            }
+        }
+    }
+
+    // Launch instances: from the records, then from what dispatches claim.
+    let mut records: HashMap<u64, (LaunchRecord, bool)> = HashMap::new();
+    for record in evidence.launches {
+        records
+            .entry(record.correlation_id)
+            .and_modify(|(_, duplicate)| *duplicate = true)
+            .or_insert((*record, false));
+    }
+    let mut instances: Vec<Instance> = Vec::new();
+    let mut instance_of: HashMap<(AttributionId, u64), usize> = HashMap::new();
+    for (record, duplicate) in records.values() {
+        if let Some(attribution) = record.attribution {
+            instance_of.insert((attribution, record.correlation_id), instances.len());
+            instances.push(Instance {
+                attribution,
+                correlation_id: record.correlation_id,
+                record: Some(*record),
+                record_conflict: *duplicate,
+                members: Vec::new(),
+            });
+        }
+    }
+    // Deterministic order regardless of hashing.
+    instances.sort_by_key(|inst| (inst.correlation_id, inst.attribution));
+    instance_of = instances
+        .iter()
+        .enumerate()
+        .map(|(i, inst)| ((inst.attribution, inst.correlation_id), i))
+        .collect();
+    for (i, key) in claimed.iter().enumerate() {
+        let Some(key) = key else { continue };
+        let correlation_id = observations[i].correlation_id;
+        let index = *instance_of
+            .entry((key.graph_id, correlation_id))
+            .or_insert_with(|| {
+                instances.push(Instance {
+                    attribution: key.graph_id,
+                    correlation_id,
+                    record: None,
+                    // A record for this call that names no or another exec.
+                    record_conflict: records.contains_key(&correlation_id),
+                    members: Vec::new(),
+                });
+                instances.len() - 1
+            });
+        instances[index].members.push(i);
+    }
+
+    // Who wrote what where: the exposure evidence.
+    let mut queue_writers: HashMap<u64, Option<Writers>> = HashMap::new();
+    let mut signature_writers: HashMap<(u64, NodeSignature), Option<Writers>> = HashMap::new();
+    for o in observations {
+        Writers::add(queue_writers.entry(o.queue_id).or_default(), o.thread_id);
+        Writers::add(
+            signature_writers
+                .entry((o.queue_id, o.node_signature()))
+                .or_default(),
+            o.thread_id,
+        );
+    }
+    let facts = InstanceFacts {
+        evidence,
+        queue_writers: &queue_writers,
+        signature_writers: &signature_writers,
+    };
+
+    // Rule 2: learn, only from a window without contamination evidence.
+    let mut summary = VerificationSummary::default();
+    let contaminated = evidence.launches_lost > 0
+        || instances
+            .iter()
+            .any(|inst| !facts.well_formed(inst) || facts.contradicts(inst, knowledge));
+    if contaminated {
+        summary.windows_not_learned_from = 1;
+    } else {
+        summary.execs_learned = learn(&facts, &instances, knowledge);
+    }
+
+    // Rule 3: vouch for clean instances; everything else is stray.
+    let mut unclean: HashMap<AttributionId, Vec<u64>> = HashMap::new();
+    let mut strays: Vec<usize> = Vec::new();
+    for inst in &instances {
+        let sequence = knowledge.sequence(inst.attribution);
+        let clean = sequence.is_some_and(|seq| facts.clean(inst, seq));
+        if clean {
+            for &i in &inst.members {
+                verdicts[i] = Verdict::Vouched(claimed[i].expect("members are graphed"));
+            }
+        } else {
+            if sequence.is_some() {
+                unclean
+                    .entry(inst.attribution)
+                    .or_default()
+                    .push(inst.correlation_id);
+            }
+            strays.extend_from_slice(&inst.members);
+        }
+    }
+
+    // Rule 4: repair strays from what ran.
+    let mut nodes: HashMap<NodeSignature, Vec<GraphKey>> = HashMap::new();
+    let mut known_in_window: Vec<AttributionId> = instances
+        .iter()
+        .map(|inst| inst.attribution)
+        .filter(|&id| knowledge.knows(id))
+        .collect();
+    known_in_window.sort_unstable();
+    known_in_window.dedup();
+    for &exec in &known_in_window {
+        for (ordinal, node) in knowledge.sequence(exec).unwrap_or(&[]).iter().enumerate() {
+            nodes
+                .entry(*node)
+                .or_default()
+                .push(GraphKey::new(exec, Ordinal(ordinal as u32)));
+        }
+    }
+    let mut strays_by_signature: HashMap<NodeSignature, Vec<usize>> = HashMap::new();
+    for &i in &strays {
+        strays_by_signature
+            .entry(observations[i].node_signature())
+            .or_default()
+            .push(i);
+    }
+    for (signature, group) in &strays_by_signature {
+        let candidates = nodes.get(signature).map(Vec::as_slice).unwrap_or(&[]);
+        let verdict = match candidates {
+            [] => None,
+            [key] => Some(if ungraphed.contains(signature) {
+                Verdict::Withheld(WithholdReason::SignatureAlsoRunsUngraphed)
+            } else {
+                let open = unclean.get(&key.graph_id).map(Vec::as_slice).unwrap_or(&[]);
+                if group.len() > open.len() {
+                    Verdict::Withheld(WithholdReason::CountMismatch)
+                } else {
+                    Verdict::Repaired {
+                        key: *key,
+                        correlation_id: match open {
+                            [only] => Some(*only),
+                            _ => None,
+                        },
+                    }
+                }
+            }),
+            _ => Some(Verdict::Withheld(WithholdReason::AmbiguousSignature)),
+        };
+        for &i in group {
+            verdicts[i] = verdict.unwrap_or_else(|| {
+                let key = claimed[i].expect("strays are graphed");
+                Verdict::Withheld(match knowledge.sequence(key.graph_id) {
+                    None => WithholdReason::UnknownExec,
+                    Some(seq) if key.ordinal.index() >= seq.len() => {
+                        WithholdReason::OrdinalOutOfRange
+                    }
+                    Some(_) => WithholdReason::NoEvidence,
+                })
+            });
+        }
+    }
+
+    // Rule 5: one signature per emitted key.
+    let mut emitted: HashMap<GraphKey, Option<NodeSignature>> = HashMap::new();
+    for (i, verdict) in verdicts.iter().enumerate() {
+        if let Some(key) = verdict.emitted_key() {
+            let signature = observations[i].node_signature();
+            let seen = emitted.entry(key).or_insert(Some(signature));
+            if *seen != Some(signature) {
+                *seen = None;
+            }
+        }
+    }
+    for verdict in &mut verdicts {
+        if let Some(key) = verdict.emitted_key() {
+            if emitted.get(&key) == Some(&None) {
+                *verdict = Verdict::Withheld(WithholdReason::KeyCoversSeveralKernels);
+            }
+        }
+    }
+
+    for verdict in &verdicts {
+        summary.count(verdict);
+    }
+    VerifiedWindow { verdicts, summary }
+}
+
+/// Learn from the uncontended instances of a window without contamination
+/// evidence. Returns how many execs became trusted.
+fn learn(facts: &InstanceFacts<'_>, instances: &[Instance], knowledge: &mut ExecKnowledge) -> u64 {
+    // Per exec: the one sequence all its usable instances agree on, and how
+    // many agreed; `None` once two disagree.
+    let mut sightings: HashMap<AttributionId, Option<(Vec<NodeSignature>, u32)>> = HashMap::new();
+    for inst in instances {
+        if facts.contended(inst) {
+            continue;
+        }
+        let sequence = facts.sequence(inst);
+        let entry = sightings
+            .entry(inst.attribution)
+            .or_insert_with(|| Some((sequence.clone(), 0)));
+        match entry {
+            Some((agreed, n)) if *agreed == sequence => *n += 1,
+            _ => *entry = None,
+        }
+    }
+    let mut exec_ids: Vec<_> = sightings.keys().copied().collect();
+    exec_ids.sort_unstable();
+    let mut learned = 0;
+    for exec in exec_ids {
+        if let Some(Some((sequence, n))) = sightings.get(&exec) {
+            if knowledge.record_sighting(exec, sequence, *n) == Sighting::Confirmed {
+                learned += 1;
+            }
+        }
+    }
+    learned
+}
+
+/// Questions about one instance, answered from the window's evidence.
+struct InstanceFacts<'a> {
+    evidence: &'a WindowEvidence<'a>,
+    queue_writers: &'a HashMap<u64, Option<Writers>>,
+    signature_writers: &'a HashMap<(u64, NodeSignature), Option<Writers>>,
+}
+
+impl InstanceFacts<'_> {
+    fn thread(&self, inst: &Instance) -> Option<u64> {
+        inst.record.map(|record| record.thread_id).or_else(|| {
+            inst.members
+                .first()
+                .map(|&i| self.evidence.observations[i].thread_id)
+        })
+    }
+
+    fn ordinal(&self, i: usize) -> Ordinal {
+        GraphKey::unpack(self.evidence.observations[i].external)
+            .map(|key| key.ordinal)
+            .unwrap_or(Ordinal(u32::MAX))
+    }
+
+    /// Ordinals are exactly 0..m-1, each once.
+    fn ordinals_complete(&self, inst: &Instance) -> bool {
+        let m = inst.members.len();
+        let mut seen = vec![false; m];
+        inst.members.iter().all(|&i| {
+            let ordinal = self.ordinal(i).index();
+            ordinal < m && !std::mem::replace(&mut seen[ordinal], true)
+        })
+    }
+
+    /// The SDK's kernel count for the launch, where given, matches.
+    fn sdk_count_agrees(&self, inst: &Instance) -> bool {
+        let Some(counts) = self.evidence.sdk_kernel_counts else {
+            return true;
+        };
+        let Some(&expected) = counts.get(&inst.correlation_id) else {
+            return true;
+        };
+        let kernels = inst
+            .members
+            .iter()
+            .filter(|&&i| self.evidence.observations[i].kind == DispatchKind::Kernel)
+            .count();
+        kernels == expected as usize
+    }
+
+    /// Nothing about the instance on its own suggests contamination.
+    fn well_formed(&self, inst: &Instance) -> bool {
+        let Some(record) = inst.record else {
+            return false;
+        };
+        !inst.record_conflict
+            && record.ending == LaunchEnding::Exited
+            && !inst.members.is_empty()
+            && record.credited_dispatches as usize == inst.members.len()
+            && inst
+                .members
+                .iter()
+                .all(|&i| self.evidence.observations[i].thread_id == record.thread_id)
+            && self.ordinals_complete(inst)
+            && self.sdk_count_agrees(inst)
+    }
+
+    /// The instance disagrees with the trusted sequence of its exec.
+    fn contradicts(&self, inst: &Instance, knowledge: &ExecKnowledge) -> bool {
+        knowledge
+            .sequence(inst.attribution)
+            .is_some_and(|seq| !self.matches(inst, seq))
+    }
+
+    /// The instance's dispatches are exactly `sequence`, by ordinal.
+    fn matches(&self, inst: &Instance, sequence: &[NodeSignature]) -> bool {
+        inst.members.len() == sequence.len()
+            && inst.members.iter().all(|&i| {
+                sequence.get(self.ordinal(i).index())
+                    == Some(&self.evidence.observations[i].node_signature())
+            })
+    }
+
+    /// The signatures by ordinal (call only on well-formed instances).
+    fn sequence(&self, inst: &Instance) -> Vec<NodeSignature> {
+        let mut by_ordinal: Vec<(Ordinal, NodeSignature)> = inst
+            .members
+            .iter()
+            .map(|&i| {
+                (
+                    self.ordinal(i),
+                    self.evidence.observations[i].node_signature(),
+                )
+            })
+            .collect();
+        by_ordinal.sort_unstable();
+        by_ordinal.into_iter().map(|(_, node)| node).collect()
+    }
+
+    fn queues(&self, inst: &Instance) -> Vec<u64> {
+        let mut queues: Vec<u64> = inst
+            .members
+            .iter()
+            .map(|&i| self.evidence.observations[i].queue_id)
+            .collect();
+        queues.sort_unstable();
+        queues.dedup();
+        queues
+    }
+
+    /// Another thread wrote anything to a queue this instance ran on.
+    fn contended(&self, inst: &Instance) -> bool {
+        let Some(thread) = self.thread(inst) else {
+            return true;
+        };
+        self.queues(inst).iter().any(|queue| {
+            self.queue_writers
+                .get(queue)
+                .copied()
+                .flatten()
+                .is_some_and(|writers| writers.includes_other_than(thread))
+        })
+    }
+
+    /// Another thread wrote a dispatch that runs one of `sequence`'s
+    /// signatures to a queue this instance ran on.
+    fn exposed(&self, inst: &Instance, sequence: &[NodeSignature]) -> bool {
+        let Some(thread) = self.thread(inst) else {
+            return true;
+        };
+        self.queues(inst).iter().any(|&queue| {
+            sequence.iter().any(|node| {
+                self.signature_writers
+                    .get(&(queue, *node))
+                    .copied()
+                    .flatten()
+                    .is_some_and(|writers| writers.includes_other_than(thread))
+            })
+        })
+    }
+
+    /// Rule 3.
+    fn clean(&self, inst: &Instance, sequence: &[NodeSignature]) -> bool {
+        self.well_formed(inst) && self.matches(inst, sequence) && !self.exposed(inst, sequence)
+    }
+}

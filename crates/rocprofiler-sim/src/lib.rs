@@ -1,0 +1,22 @@
+//! rocprofiler-sim: a simulated HIP runtime and rocprofiler-sdk.
+//!
+//! Built as `librocprofiler_sim.so`, it exports the SDK's C entry points
+//! (`rocprofiler_*`) over a model of the HIP runtime, plus a small driver ABI
+//! (`rocsim_*`, see [`driver`]) that runs JSON workloads ([`workload`]) and
+//! reports the ground truth ([`truth`]). A process loads ONE copy of it with
+//! dlopen(RTLD_NOW | RTLD_GLOBAL) ([`host`]); the model and SDK state are
+//! crate-private so no host can run a second, in-process copy by accident.
+//!
+//! Layout: [`workload`] (format, parsing, validation: pure), `runtime`
+//! (devices, queues, streams, graphs, threads, submission), `sdk` (contexts,
+//! services, buffers, completion and delivery threads, tool discovery, the C
+//! entry points), [`driver`] (rocsim_* C ABI), [`host`] (the loader).
+#![deny(unsafe_op_in_unsafe_fn)]
+
+pub mod driver;
+pub mod host;
+pub mod options;
+pub(crate) mod runtime;
+pub(crate) mod sdk;
+pub mod truth;
+pub mod workload;

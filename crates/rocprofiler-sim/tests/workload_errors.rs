@@ -1,0 +1,81 @@
+//! Workload errors name the file, the path to the field and the expectation.
+use rocprofiler_sim::workload::Workload;
+
+fn err(text: &str) -> String {
+    Workload::parse(text, "bad.json").unwrap_err().to_string()
+}
+
+#[test]
+fn type_errors_name_file_path_and_expectation() {
+    let e = err(
+        r#"{"sdk_version": "1.3.0", "threads": [{"ops": [{"create_stream": {"name": "s"}},
+        {"launch": {"exec": "e", "stream": "s", "times": "many"}}]}]}"#,
+    );
+    assert!(e.contains("bad.json"), "{e}");
+    assert!(e.contains("threads[0].ops[1].launch.times"), "{e}");
+    assert!(e.contains("expected u64"), "{e}");
+}
+
+#[test]
+fn unknown_fields_and_ops_are_rejected() {
+    let e = err(r#"{"sdk_version": "1.3.0", "threads": [], "colour": 1}"#);
+    assert!(e.contains("colour") && e.contains("expected one of"), "{e}");
+    let e = err(r#"{"sdk_version": "1.3.0", "threads": [{"ops": [{"launch_twice": {}}]}]}"#);
+    assert!(
+        e.contains("threads[0].ops[0]") && e.contains("launch_twice"),
+        "{e}"
+    );
+    let e = err(
+        r#"{"sdk_version": "1.3.0", "threads": [{"ops": [{"create_stream": {"name": "s", "prio": 1}}]}]}"#,
+    );
+    assert!(
+        e.contains("threads[0].ops[0].create_stream") && e.contains("prio"),
+        "{e}"
+    );
+}
+
+#[test]
+fn bad_version_and_semantic_errors() {
+    let e = err(r#"{"sdk_version": "1.3", "threads": []}"#);
+    assert!(
+        e.contains("sdk_version") && e.contains("MAJOR.MINOR.PATCH"),
+        "{e}"
+    );
+    let e = err(
+        r#"{"sdk_version": "1.3.0", "graphs": [{"name": "g", "nodes": [{"kernel": "a", "deps": [0]}]}],
+        "threads": [{"ops": []}]}"#,
+    );
+    assert!(
+        e.contains("graphs[0].nodes[0].deps[0]") && e.contains("earlier node"),
+        "{e}"
+    );
+    let e = err(
+        r#"{"sdk_version": "1.3.0", "threads": [{"ops": [{"create_stream": {"name": "s"}},
+        {"launch": {"exec": "nope", "stream": "s"}}]}]}"#,
+    );
+    assert!(
+        e.contains("threads[0].ops[1].launch.exec") && e.contains("instantiated earlier"),
+        "{e}"
+    );
+    let e = err(
+        r#"{"sdk_version": "1.3.0", "graphs": [{"name": "g", "nodes": [{"kernel": "a", "memcpy": {"bytes": 1, "direction": "host_to_device"}}]}], "threads": [{"ops": []}]}"#,
+    );
+    assert!(
+        e.contains("graphs[0].nodes[0]") && e.contains("exactly one"),
+        "{e}"
+    );
+}
+
+#[test]
+fn every_shipped_workload_parses() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/workloads");
+    let mut n = 0;
+    for f in std::fs::read_dir(dir).unwrap() {
+        let p = f.unwrap().path();
+        if p.extension().is_some_and(|e| e == "json") {
+            Workload::load(&p).unwrap_or_else(|e| panic!("{e}"));
+            n += 1;
+        }
+    }
+    assert!(n >= 13);
+}

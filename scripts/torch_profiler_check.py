@@ -32,6 +32,9 @@ What it does:
 Usage:
   python3 scripts/torch_profiler_check.py [--build build] [--plugin PATH]
       [--sim PATH] [--workload PATH] [--trace OUT.json]
+
+(default workload: tests/ctest/workloads/graph-32x200-marked.json, the
+32x200 graph of tests/workloads/ with a marker around the replays)
 """
 import argparse
 import collections
@@ -59,7 +62,7 @@ def parse_args():
                     help="CMake build directory (its lib/ holds the libraries)")
     ap.add_argument("--plugin", help="path to libkineto_rocm_kineto.so")
     ap.add_argument("--sim", help="path to librocprofiler_sim.so")
-    ap.add_argument("--workload", help="graph workload JSON (default: graph-32x200.json)")
+    ap.add_argument("--workload", help="graph workload JSON (default: graph-32x200-marked.json)")
     ap.add_argument("--trace", default="/tmp/kineto_rocm_torch_check.json",
                     help="where to export the chrome trace")
     ap.add_argument("--marker", default=None,
@@ -117,9 +120,9 @@ def main():
         [os.path.join(os.path.dirname(plugin), "librocprofiler_sim.so") if plugin else None]
         + [os.path.join(d, "librocprofiler_sim.so") for d in libdirs]
         + [os.path.join(REPO, "target", "release", "librocprofiler_sim.so")])
+    # The shared 32-node x 200-replay graph, wrapped in a CPU-op marker.
     workload = args.workload or find_first([
-        os.path.join(REPO, "tests", "workloads", "graph-32x200.json"),
-        os.path.join(REPO, "tests", "ctest", "workloads", "graph-32x200.json")])
+        os.path.join(REPO, "tests", "ctest", "workloads", "graph-32x200-marked.json")])
     for what, p in (("plugin", plugin), ("simulator", sim_path), ("workload", workload)):
         if not p:
             print(f"torch_profiler_check: no {what} found (see --help)", file=sys.stderr)

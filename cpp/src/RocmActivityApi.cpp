@@ -324,13 +324,29 @@ std::vector<std::string> RocmActivityApi::summary() const {
   std::vector<std::string> out;
   try {
     std::lock_guard<std::mutex> lock(mutex_);
+    uint64_t windows = 0, kernels = 0, copies = 0, runtime = 0, graphed = 0;
     for (const auto& batch : s_->batches) {
       for (const auto& window : batch) {
+        ++windows;
+        kernels += window.kernels.size();
+        copies += window.copies.size();
+        runtime += window.runtime.size();
+        for (const auto& k : window.kernels) {
+          graphed += k.has_graph ? 1 : 0;
+        }
+        for (const auto& c : window.copies) {
+          graphed += c.has_graph ? 1 : 0;
+        }
         for (const auto& line : window.summary) {
           out.emplace_back(std::string(line));
         }
       }
     }
+    out.push_back("windows=" + std::to_string(windows));
+    out.push_back("kernels=" + std::to_string(kernels));
+    out.push_back("copies=" + std::to_string(copies));
+    out.push_back("runtime_calls=" + std::to_string(runtime));
+    out.push_back("graph_attributed=" + std::to_string(graphed));
     out.insert(out.end(), s_->faceSummary.begin(), s_->faceSummary.end());
   } catch (...) {
   }

@@ -55,19 +55,33 @@ bool isNumber(const std::string& v) {
 }
 
 // `key=value` lines -> one JSON object (kineto writes metadata values raw).
+// Lines without `=` are collected, in order, under "notes".
 std::string summaryJson(const std::vector<std::string>& lines) {
   std::string out = "{";
+  std::vector<std::string> notes;
   bool first = true;
   for (const auto& line : lines) {
     auto eq = line.find('=');
-    std::string key = eq == std::string::npos ? line : line.substr(0, eq);
-    std::string value = eq == std::string::npos ? "" : line.substr(eq + 1);
+    if (eq == std::string::npos || eq == 0) {
+      notes.push_back(line);
+      continue;
+    }
+    std::string key = line.substr(0, eq);
+    std::string value = line.substr(eq + 1);
     if (!first) {
       out += ", ";
     }
     first = false;
     out += "\"" + convert::jsonEscape(key) + "\": ";
     out += isNumber(value) ? value : "\"" + convert::jsonEscape(value) + "\"";
+  }
+  if (!notes.empty()) {
+    out += first ? "" : ", ";
+    out += "\"notes\": [";
+    for (size_t i = 0; i < notes.size(); ++i) {
+      out += (i ? ", \"" : "\"") + convert::jsonEscape(notes[i]) + "\"";
+    }
+    out += "]";
   }
   out += "}";
   return out;
@@ -101,8 +115,14 @@ void RocmChildSession::start() {
 
 void RocmChildSession::stop() {
   guarded("stop", [&] {
+    auto& api = RocmActivityApi::singleton();
     if (collecting_ && !stopped_) {
-      RocmActivityApi::singleton().disableActivities(types_);
+      api.disableActivities(types_);
+      // kineto asks for getMetadata() before processTrace(): take the
+      // finished windows now (a bounded wait in the core) so the trace
+      // metadata can say what was collected, attributed and withheld.
+      api.flushActivities();
+      summary_ = api.summary();
     }
     stopped_ = true;
     status_ = libkineto::TraceStatus::PROCESSING;
@@ -130,7 +150,6 @@ void RocmChildSession::processTrace(
     logged_ = api.processActivities(logger, getLinkedActivity, startTime, endTime);
     devices_ = api.deviceLanes();
     streams_ = api.streamLanes();
-    summary_ = api.summary();
     // kineto names one GPU process per session (getDeviceInfo); the others
     // are named here, at the capture start like kineto's own.
     for (size_t i = 1; i < devices_.size(); ++i) {

@@ -1,6 +1,7 @@
 #include "harness.h"
 
 #include "kineto_rocm.h"
+#include "kineto_rocm/RocmActivityApi.h"
 
 #include <time_since_epoch.h>
 
@@ -67,6 +68,29 @@ int64_t nowNs() {
 std::mutex gOpsMutex;
 std::vector<CpuOp> gOps;
 std::atomic<int32_t> gNextId{1000};
+std::atomic<bool> gThroughApi{false};
+
+void push(bool user, uint64_t id) {
+  using Api = kineto_rocm::RocmActivityApi;
+  if (gThroughApi) {
+    Api::pushCorrelationID(id, user ? Api::User : Api::Default);
+  } else if (user) {
+    libkineto::api().activityProfiler().pushUserCorrelationId(id);
+  } else {
+    libkineto::api().activityProfiler().pushCorrelationId(id);
+  }
+}
+
+void pop(bool user) {
+  using Api = kineto_rocm::RocmActivityApi;
+  if (gThroughApi) {
+    Api::popCorrelationID(user ? Api::User : Api::Default);
+  } else if (user) {
+    libkineto::api().activityProfiler().popUserCorrelationId();
+  } else {
+    libkineto::api().activityProfiler().popCorrelationId();
+  }
+}
 
 struct OpenOp {
   CpuOp op;
@@ -74,7 +98,6 @@ struct OpenOp {
 thread_local std::vector<OpenOp> tOpen;
 
 void markerHook(int phase, const char* name, uint64_t tid, void* /*data*/) {
-  auto& prof = libkineto::api().activityProfiler();
   if (phase == 1) {
     OpenOp open;
     open.op.name = name ? name : "";
@@ -82,20 +105,12 @@ void markerHook(int phase, const char* name, uint64_t tid, void* /*data*/) {
     open.op.user = open.op.name.rfind("user:", 0) == 0;
     open.op.tid = static_cast<int32_t>(tid);
     open.op.start = nowNs();
-    if (open.op.user) {
-      prof.pushUserCorrelationId(static_cast<uint64_t>(open.op.id));
-    } else {
-      prof.pushCorrelationId(static_cast<uint64_t>(open.op.id));
-    }
+    push(open.op.user, static_cast<uint64_t>(open.op.id));
     tOpen.push_back(open);
   } else if (phase == 2 && !tOpen.empty()) {
     OpenOp open = tOpen.back();
     tOpen.pop_back();
-    if (open.op.user) {
-      prof.popUserCorrelationId();
-    } else {
-      prof.popCorrelationId();
-    }
+    pop(open.op.user);
     open.op.end = nowNs();
     std::lock_guard<std::mutex> lock(gOpsMutex);
     gOps.push_back(open.op);
@@ -188,17 +203,21 @@ json groundTruth() {
 }
 
 std::string workload(const std::string& name) {
-  std::string shared = std::string(KINETO_ROCM_SHARED_WORKLOADS) + "/" + name;
-  if (name == "graph-32x200.json" && access(shared.c_str(), R_OK) == 0) {
-    return shared;
+  std::string own = std::string(KINETO_ROCM_TEST_WORKLOADS) + "/" + name;
+  if (access(own.c_str(), R_OK) == 0) {
+    return own;
   }
-  return std::string(KINETO_ROCM_TEST_WORKLOADS) + "/" + name;
+  return std::string(KINETO_ROCM_SHARED_WORKLOADS) + "/" + name;
 }
 
 void installMarkerHook() {
   if (simLoaded()) {
     sim().setHook(&markerHook, nullptr);
   }
+}
+
+void markersPushThroughApi(bool on) {
+  gThroughApi = on;
 }
 
 std::vector<CpuOp> takeCpuOps() {

@@ -31,8 +31,8 @@ std::string runWorkload(const std::string& path, const std::string& options = ""
 bool waitIdle(uint64_t timeoutNs = 10'000'000'000ull);
 json groundTruth();
 
-// Path of a workload: tests/ctest/workloads/<name>, or tests/workloads/<name>
-// for the shared ones.
+// Path of a workload: tests/ctest/workloads/<name> if there, else the shared
+// tests/workloads/<name> (graph-32x200.json).
 std::string workload(const std::string& name);
 
 // ---- CPU ops from markers ---------------------------------------------------
@@ -49,6 +49,9 @@ struct CpuOp {
   int32_t tid = 0;
 };
 void installMarkerHook();
+// Without a kineto session (RocmActivityApi tests): the hook pushes through
+// kineto_rocm::RocmActivityApi::push/popCorrelationID instead of kineto.
+void markersPushThroughApi(bool on);
 std::vector<CpuOp> takeCpuOps();
 
 // ---- kineto -------------------------------------------------------------------

@@ -218,9 +218,10 @@ TEST(KinetoRocm, RocmMetadataKeysAndValues) {
 }
 
 // The headline: every graph-replay kernel of the 32-node x 200-replay
-// workload carries "graph id" and "graph node id" as bare integers in the
-// JSON kineto's own writer produced: 32 keys, each seen 200 times, packed as
-// (graph id << 32) | ordinal, one kernel name per key.
+// workload (tests/workloads/graph-32x200.json) carries "graph id" and
+// "graph node id" as bare integers in the JSON kineto's own writer produced:
+// 32 keys, each seen 200 times, packed as (graph id << 32) | ordinal, and
+// each key names the node the simulator really ran.
 TEST(KinetoRocm, GraphIdsOn32x200Replays) {
   REQUIRE_SIM();
   if (envOn("KINETO_ROCM_DISABLE_GRAPH_ATTRIBUTION")) {
@@ -228,8 +229,10 @@ TEST(KinetoRocm, GraphIdsOn32x200Replays) {
   }
   Trace t = traceOf("graph-32x200", {"graph-32x200.json"});
   json truth = kr_test::groundTruth();
+  std::map<uint64_t, const json*> byDispatch;
   size_t graphed = 0;
   for (const auto* op : truthOps(run0(truth), "kernel")) {
+    byDispatch[(*op)["dispatch_id"].get<uint64_t>()] = op;
     graphed += (*op)["graph_exec_id"].get<uint64_t>() != 0;
   }
   ASSERT_EQ(graphed, 6400u);
@@ -247,14 +250,18 @@ TEST(KinetoRocm, GraphIdsOn32x200Replays) {
 
   std::map<uint64_t, int> perNode;
   std::map<uint64_t, std::set<std::string>> namesPerNode;
+  std::map<uint64_t, std::set<uint32_t>> truthNodePerKey;
   std::set<uint64_t> graphIds;
-  int eager = 0;
+  size_t kernels = 0;
   for (const auto* ev : t.events("kernel")) {
+    ++kernels;
     const json& a = args(*ev);
-    std::string name = (*ev)["name"];
-    if (name.rfind("g32_k", 0) != 0) {
+    ASSERT_TRUE(a.contains("dispatch id")) << ev->dump();
+    auto it = byDispatch.find(a["dispatch id"].get<uint64_t>());
+    ASSERT_NE(it, byDispatch.end()) << ev->dump();
+    const json& op = *it->second;
+    if (op["graph_exec_id"].get<uint64_t>() == 0) {
       EXPECT_FALSE(hasGraphFields(*ev)) << "eager kernel with graph fields: " << ev->dump();
-      ++eager;
       continue;
     }
     ASSERT_TRUE(a.contains("graph id") && a.contains("graph node id")) << ev->dump();
@@ -264,23 +271,19 @@ TEST(KinetoRocm, GraphIdsOn32x200Replays) {
     uint64_t nid = a["graph node id"].get<uint64_t>();
     EXPECT_NE(gid, 0u);
     EXPECT_EQ(nid >> 32, gid) << ev->dump();
-    EXPECT_LT(nid & 0xffffffffu, 32u) << ev->dump();
+    EXPECT_EQ(nid & 0xffffffffu, op["ordinal"].get<uint64_t>()) << ev->dump();
     graphIds.insert(gid);
     ++perNode[nid];
-    namesPerNode[nid].insert(name);
+    namesPerNode[nid].insert((*ev)["name"].get<std::string>());
+    truthNodePerKey[nid].insert(op["node_index"].get<uint32_t>());
   }
-  EXPECT_EQ(eager, 3);
+  EXPECT_EQ(kernels, byDispatch.size());
   EXPECT_EQ(graphIds.size(), 1u);
   EXPECT_EQ(perNode.size(), 32u);
   for (const auto& [nid, n] : perNode) {
     EXPECT_EQ(n, 200) << "graph node id " << nid;
     EXPECT_EQ(namesPerNode[nid].size(), 1u) << "graph node id " << nid;
-  }
-  // A chain: ordinal i runs kernel g32_k<i>.
-  for (const auto& [nid, names] : namesPerNode) {
-    char want[16];
-    std::snprintf(want, sizeof(want), "g32_k%02u", static_cast<unsigned>(nid & 0xffffffffu));
-    EXPECT_EQ(*names.begin(), want);
+    EXPECT_EQ(truthNodePerKey[nid].size(), 1u) << "graph node id " << nid << " names several nodes";
   }
 }
 
@@ -292,9 +295,34 @@ TEST(KinetoRocm, NoGraphIdsWhenAttributionDisabled) {
     GTEST_SKIP() << "run with KINETO_ROCM_DISABLE_GRAPH_ATTRIBUTION=1 (ctest does)";
   }
   Trace t = traceOf("graph-disabled", {"graph-32x200.json"});
-  EXPECT_EQ(t.events("kernel").size(), 6403u);
+  EXPECT_EQ(t.events("kernel").size(), 6400u);
   EXPECT_EQ(t.text.find("\"graph id\""), std::string::npos);
   EXPECT_EQ(t.text.find("\"graph node id\""), std::string::npos);
+}
+
+// The 32x200 graph wrapped in a CPU op, plus eager kernels after it: graph
+// kernels linked and attributed, eager ones neither attributed nor confused.
+TEST(KinetoRocm, MarkedGraphReplaysLinkAndAttribute) {
+  REQUIRE_SIM();
+  Trace t = traceOf("graph-32x200-marked", {"graph-32x200-marked.json"});
+  const auto* op = cpuOpNamed(t, "aten::graph_replay");
+  ASSERT_NE(op, nullptr);
+  int graphed = 0, eager = 0;
+  for (const auto* ev : t.events("kernel")) {
+    const json& a = args(*ev);
+    if ((*ev)["name"] == "k_eager_after") {
+      EXPECT_FALSE(hasGraphFields(*ev)) << ev->dump();
+      EXPECT_FALSE(a.contains("External id")) << ev->dump();
+      ++eager;
+      continue;
+    }
+    EXPECT_TRUE(a.contains("graph node id")) << ev->dump();
+    ASSERT_TRUE(a.contains("External id")) << ev->dump();
+    EXPECT_EQ(a["External id"].get<int64_t>(), op->id);
+    ++graphed;
+  }
+  EXPECT_EQ(graphed, 6400);
+  EXPECT_EQ(eager, 3);
 }
 
 // Eager kernels never carry graph fields; graph kernels and graph copies do.
@@ -502,12 +530,14 @@ TEST(RocmActivityApi, ProcessActivitiesRowsAndCorrelations) {
       ActivityType::CONCURRENT_KERNEL, ActivityType::GPU_MEMCPY, ActivityType::CUDA_RUNTIME};
   api.clearActivities();
   ASSERT_TRUE(api.enableActivities(types));
-  // The marker hook pushes through kineto, which has no session here: push
-  // through the API directly instead.
-  kineto_rocm::RocmActivityApi::pushCorrelationID(777, kineto_rocm::RocmActivityApi::Default);
+  // No kineto session here: the workload's marker pushes its CPU op id
+  // through the API on the workload thread.
+  kr_test::markersPushThroughApi(true);
+  kr_test::takeCpuOps();
   EXPECT_EQ(kr_test::runWorkload(kr_test::workload("eager-sync.json")), "");
-  kineto_rocm::RocmActivityApi::popCorrelationID(kineto_rocm::RocmActivityApi::Default);
   kr_test::waitIdle();
+  auto ops = kr_test::takeCpuOps();
+  ASSERT_EQ(ops.size(), 1u);
   api.disableActivities(types);
   api.flushActivities();
   std::map<std::string, int> cats;
@@ -528,8 +558,9 @@ TEST(RocmActivityApi, ProcessActivitiesRowsAndCorrelations) {
   EXPECT_GE(cats["cuda_runtime"], 14);
   EXPECT_EQ(rows, cats["kernel"] + cats["gpu_memcpy"] + cats["cuda_runtime"]);
   EXPECT_FALSE(corr.empty());
+  EXPECT_EQ(corr.size(), 14u); // 9 kernel + 5 copy launches under the marker
   for (const auto& [c, ext] : corr) {
-    EXPECT_EQ(ext, 777u) << "correlation " << c;
+    EXPECT_EQ(ext, static_cast<uint64_t>(ops[0].id)) << "correlation " << c;
   }
   api.clearActivities();
 }

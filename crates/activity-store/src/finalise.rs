@@ -95,6 +95,8 @@ pub(crate) fn build(mut staging: Staging, stop_ns: u64, links: &CorrelationLinks
         + keep_until_stop(&mut staging.copies, stop_ns)
         + keep_until_stop(&mut staging.api_calls, stop_ns)
         + keep_until_stop(&mut staging.graph_launches, stop_ns);
+    staging.kernels.append(&mut staging.routed_kernels);
+    staging.copies.append(&mut staging.routed_copies);
     let mut cache = LinkCache::new(links);
     Built {
         kernels: kernel_frame(staging.kernels, &mut cache),

@@ -24,11 +24,20 @@ pub(crate) struct Staging {
     pub(crate) copies: Vec<MemoryCopy>,
     pub(crate) api_calls: Vec<HipApiCall>,
     pub(crate) graph_launches: Vec<GraphLaunch>,
+    /// Kernels and copies placed by the window their launching API call was
+    /// issued in (not by start time): kept whatever their start.
+    pub(crate) routed_kernels: Vec<KernelDispatch>,
+    pub(crate) routed_copies: Vec<MemoryCopy>,
 }
 
 impl Staging {
     pub(crate) fn rows(&self) -> usize {
-        self.kernels.len() + self.copies.len() + self.api_calls.len() + self.graph_launches.len()
+        self.kernels.len()
+            + self.copies.len()
+            + self.api_calls.len()
+            + self.graph_launches.len()
+            + self.routed_kernels.len()
+            + self.routed_copies.len()
     }
 
     /// One staging holding all of `parts`, each array allocated once at its
@@ -39,6 +48,8 @@ impl Staging {
             copies: Vec::with_capacity(parts.iter().map(|p| p.copies.len()).sum()),
             api_calls: Vec::with_capacity(parts.iter().map(|p| p.api_calls.len()).sum()),
             graph_launches: Vec::with_capacity(parts.iter().map(|p| p.graph_launches.len()).sum()),
+            routed_kernels: Vec::with_capacity(parts.iter().map(|p| p.routed_kernels.len()).sum()),
+            routed_copies: Vec::with_capacity(parts.iter().map(|p| p.routed_copies.len()).sum()),
         };
         for part in parts {
             merged.kernels.extend_from_slice(&part.kernels);
@@ -47,6 +58,10 @@ impl Staging {
             merged
                 .graph_launches
                 .extend_from_slice(&part.graph_launches);
+            merged
+                .routed_kernels
+                .extend_from_slice(&part.routed_kernels);
+            merged.routed_copies.extend_from_slice(&part.routed_copies);
         }
         merged
     }
@@ -55,17 +70,44 @@ impl Staging {
 /// A record kind that knows which staging column it goes to.
 pub(crate) trait Staged: Timed {
     fn column(staging: &mut Staging) -> &mut Vec<Self>;
+
+    /// Device work belongs to the window its launching API call was issued
+    /// in: its correlation id, and where such records are staged. `None`
+    /// for host records, which are placed by their own start time.
+    fn launch_correlation(&self) -> Option<u64> {
+        None
+    }
+
+    fn routed_column(staging: &mut Staging) -> &mut Vec<Self> {
+        Self::column(staging)
+    }
 }
 
 impl Staged for KernelDispatch {
     fn column(staging: &mut Staging) -> &mut Vec<Self> {
         &mut staging.kernels
     }
+
+    fn launch_correlation(&self) -> Option<u64> {
+        Some(self.correlation_id)
+    }
+
+    fn routed_column(staging: &mut Staging) -> &mut Vec<Self> {
+        &mut staging.routed_kernels
+    }
 }
 
 impl Staged for MemoryCopy {
     fn column(staging: &mut Staging) -> &mut Vec<Self> {
         &mut staging.copies
+    }
+
+    fn launch_correlation(&self) -> Option<u64> {
+        Some(self.correlation_id)
+    }
+
+    fn routed_column(staging: &mut Staging) -> &mut Vec<Self> {
+        &mut staging.routed_copies
     }
 }
 
@@ -112,6 +154,15 @@ impl ShardedStaging {
             .lock()
             .unwrap_or_else(PoisonError::into_inner);
         R::column(&mut staging).extend_from_slice(records);
+    }
+
+    /// Appends records placed by their launch's window (see [`Staged::routed_column`]).
+    pub(crate) fn append_routed<R: Staged>(&self, records: &[R]) {
+        let shard = THREAD_SHARD.with(|shard| *shard) % self.shards.len();
+        let mut staging = self.shards[shard]
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        R::routed_column(&mut staging).extend_from_slice(records);
     }
 
     /// Rows currently staged, for introspection.

@@ -25,6 +25,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::time::{Duration, Instant};
 
+use dashmap::DashMap;
+
 use crate::completeness::{Completeness, Ledger};
 use crate::drops::{DropCounters, DropCounts, DropReason};
 use crate::finalise::{self, FinalisedWindow};
@@ -77,6 +79,9 @@ pub struct ActivityStore {
     open_window: AtomicU64,
     links: CorrelationLinks,
     ledger: Ledger,
+    /// Correlation id -> the window its API call was issued in, from `issue`
+    /// until `retire`: device work is staged in its launch's window.
+    routes: DashMap<u64, WindowId>,
     drops: DropCounters,
 }
 
@@ -95,6 +100,7 @@ impl ActivityStore {
             open_window: AtomicU64::new(0),
             links: CorrelationLinks::default(),
             ledger: Ledger::default(),
+            routes: DashMap::new(),
             drops: DropCounters::default(),
         }
     }
@@ -167,6 +173,7 @@ impl ActivityStore {
             (window, stop_ns, pending)
         };
         let outstanding = self.ledger.abandon(id, stop_ns);
+        self.routes.retain(|_, window| *window != id);
         let completeness = if outstanding == 0 {
             Completeness::Complete
         } else {
@@ -214,6 +221,7 @@ impl ActivityStore {
             &table,
             records,
             self.config.max_records_per_window,
+            |correlation_id| self.routes.get(&correlation_id).map(|window| *window),
             |reason, count| self.drops.add(reason, count),
         );
     }
@@ -313,12 +321,14 @@ impl ActivityStore {
         let window = self.table().pending_containing(at_ns);
         if let Some(window) = window {
             self.ledger.issue(correlation_id, window, at_ns);
+            self.routes.insert(correlation_id, window);
         }
     }
 
     /// Called on each CORRELATION_ID_RETIREMENT record, after the records of
     /// the same buffer have been pushed: all of the id's work is delivered.
     pub fn retire(&self, correlation_id: u64) {
+        self.routes.remove(&correlation_id);
         self.ledger.retire(correlation_id);
     }
 
@@ -344,6 +354,6 @@ impl ActivityStore {
     /// ids); bounded by the pending windows' launches, zero once every
     /// window is finalised.
     pub fn resident_correlations(&self) -> usize {
-        self.links.len() + self.ledger.len()
+        self.links.len() + self.ledger.len() + self.routes.len()
     }
 }

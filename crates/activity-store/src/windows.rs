@@ -118,11 +118,13 @@ impl Window {
     /// The room is reserved with one `fetch_add`, so concurrent batches can
     /// never together exceed the limit; the counter may run past the limit,
     /// which only means later batches find no room.
-    fn accept<R: Staged>(&self, records: &[R], max_records: usize) -> u64 {
+    fn accept<R: Staged>(&self, records: &[R], max_records: usize, routed: bool) -> u64 {
         let before = self.reserved.fetch_add(records.len(), Ordering::Relaxed);
         let room = max_records.saturating_sub(before);
         let taken = records.len().min(room);
-        if taken > 0 {
+        if taken > 0 && routed {
+            self.staging.append_routed(&records[..taken]);
+        } else if taken > 0 {
             self.staging.append(&records[..taken]);
         }
         let refused = (records.len() - taken) as u64;
@@ -252,6 +254,10 @@ impl WindowTable {
     }
 
     /// The pending window containing `at_ns`, if any.
+    fn pending_by_id(&self, id: WindowId) -> Option<&Window> {
+        self.pending.iter().find(|w| w.id == id)
+    }
+
     pub(crate) fn pending_containing(&self, at_ns: u64) -> Option<WindowId> {
         self.pending
             .iter()
@@ -295,6 +301,7 @@ pub(crate) fn stage_batch<R: Staged>(
     table: &WindowTable,
     records: &[R],
     max_records: usize,
+    route: impl Fn(u64) -> Option<WindowId>,
     mut refuse: impl FnMut(DropReason, u64),
 ) {
     let mut index = 0;
@@ -302,6 +309,17 @@ pub(crate) fn stage_batch<R: Staged>(
         let first = &records[index];
         if !first.is_well_formed() {
             refuse(DropReason::Malformed, 1);
+            index += 1;
+            continue;
+        }
+        // Device work launched inside a window belongs to it, even when the
+        // device started it after the window's stop.
+        let routed = first.launch_correlation().and_then(&route);
+        if let Some(window) = routed.and_then(|id| table.pending_by_id(id)) {
+            refuse(
+                DropReason::OverLimit,
+                window.accept(std::slice::from_ref(first), max_records, true),
+            );
             index += 1;
             continue;
         }
@@ -315,9 +333,13 @@ pub(crate) fn stage_batch<R: Staged>(
         };
         let run = 1 + records[index + 1..]
             .iter()
-            .take_while(|r| r.is_well_formed() && window.contains(r.start_ns()))
+            .take_while(|r| {
+                r.is_well_formed()
+                    && window.contains(r.start_ns())
+                    && r.launch_correlation().and_then(&route).is_none()
+            })
             .count();
-        let refused = window.accept(&records[index..index + run], max_records);
+        let refused = window.accept(&records[index..index + run], max_records, false);
         refuse(DropReason::OverLimit, refused);
         index += run;
     }

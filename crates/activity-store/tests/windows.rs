@@ -254,3 +254,38 @@ fn drop_counts_display_names_every_reason() {
     );
     let _ = StoreConfig::default();
 }
+
+#[test]
+fn device_work_started_after_stop_stays_in_its_launch_window() {
+    let store = ActivityStore::default();
+    let first = store.open_window(100).unwrap();
+    store.issue(7, 150); // the launch call, inside the first window
+    store.close_window(first, 200).unwrap();
+    let second = store.open_window(300).unwrap();
+    store.issue(8, 350);
+    // The GPU ran launch 7's kernel after the first window stopped, even
+    // after the second opened; launch 8's kernel ran inside the second.
+    store.push_kernel(common::kernel(7, 320));
+    store.push_kernel(common::kernel(8, 360));
+    store.retire(7);
+    store.retire(8);
+    store.close_window(second, 400).unwrap();
+    let first = store.finalise(first).unwrap();
+    let second = store.finalise(second).unwrap();
+    assert_eq!(first.kernels.correlation_id(), &[7]);
+    assert_eq!(second.kernels.correlation_id(), &[8]);
+    assert_eq!(store.drop_counts().total(), 0);
+    assert_eq!(store.resident_correlations(), 0);
+}
+
+#[test]
+fn device_work_of_unknown_launches_is_placed_by_start_time() {
+    let store = ActivityStore::default();
+    let window = store.open_window(100).unwrap();
+    store.push_kernel(common::kernel(99, 150)); // never issued: by start time
+    store.push_kernel(common::kernel(98, 250)); // never issued, after the stop
+    store.close_window(window, 200).unwrap();
+    let window = store.finalise(window).unwrap();
+    assert_eq!(window.kernels.correlation_id(), &[99]);
+    assert_eq!(store.drop_counts().outside_windows, 1);
+}

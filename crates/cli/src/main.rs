@@ -73,6 +73,10 @@ struct RunArgs {
     /// Seed of the simulated submission jitter.
     #[arg(long)]
     seed: Option<u64>,
+    /// Run as this simulated SDK version instead of the workload's
+    /// (e.g. 1.0.0: no HIP_GRAPH domain, attribution from HIP API tracing).
+    #[arg(long)]
+    sdk_version: Option<String>,
 }
 
 impl RunArgs {
@@ -131,8 +135,18 @@ fn demo(out: &Path) -> Result<(), String> {
     Ok(())
 }
 
+impl RunArgs {
+    fn workload(&self) -> Result<WorkloadSource, String> {
+        let workload = WorkloadSource::from_file(&self.workload)?;
+        match &self.sdk_version {
+            None => Ok(workload),
+            Some(version) => workload.with_sdk_version(version),
+        }
+    }
+}
+
 fn run(args: &RunArgs, out: &Path) -> Result<(), String> {
-    let workload = WorkloadSource::from_file(&args.workload)?;
+    let workload = args.workload()?;
     let session = profile(&workload, &args.options(), out)?;
     session.shutdown()?;
     let trace = trace::read(out)?;
@@ -146,7 +160,7 @@ fn run(args: &RunArgs, out: &Path) -> Result<(), String> {
 }
 
 fn validate_command(args: &RunArgs, json: bool, out: Option<&Path>) -> Result<bool, String> {
-    let workload = WorkloadSource::from_file(&args.workload)?;
+    let workload = args.workload()?;
     let default_out =
         std::env::temp_dir().join(format!("kineto-rocm-validate-{}.json", std::process::id()));
     let out = out.unwrap_or(&default_out);

@@ -30,6 +30,20 @@ impl WorkloadSource {
             text,
         })
     }
+
+    /// The same workload, run as another simulated SDK version.
+    pub fn with_sdk_version(self, version: &str) -> Result<WorkloadSource, String> {
+        version
+            .parse::<rocprofiler_sim::workload::SdkVersion>()
+            .map_err(|e| format!("--sdk-version {version}: {e}"))?;
+        let mut value: serde_json::Value = serde_json::from_str(&self.text)
+            .map_err(|e| format!("{}: not JSON: {e}", self.name))?;
+        value["sdk_version"] = serde_json::Value::String(version.to_string());
+        Ok(WorkloadSource {
+            name: format!("{} (as SDK {version})", self.name),
+            text: value.to_string(),
+        })
+    }
 }
 
 pub struct Session {

@@ -14,6 +14,47 @@
 //!   never leaves.
 //!
 //! No FFI, no `unsafe`, no I/O but the `log` crate.
+//!
+//! # Wiring, and what a benchmark measures
+//!
+//! The three hot-path calls are plain methods on a shared tracker, so a
+//! benchmark can drive them directly (one replay of a 3-node graph here):
+//!
+//! ```
+//! use graph_attribution::*;
+//!
+//! let tracker = LaunchTracker::new(TrackerConfig::new(ExecIdentity::SdkGraphDomain));
+//! let exec = LaunchedExec::Sdk { graph_exec_id: 1, handle: ExecHandle(0x7f00_0000) };
+//! tracker.exec_created(exec);                                  // EXEC_CREATE
+//!
+//! let call = LaunchCall { correlation_id: 42, thread_id: 1 };
+//! tracker.enter_launch(exec, call);                            // EXEC_LAUNCH ENTER
+//! let slots: Vec<u64> = (0..3).map(|_| tracker.external_for_dispatch()).collect();
+//! tracker.exit_launch(exec);                                   // EXEC_LAUNCH EXIT
+//! assert_eq!(slots, [1 << 32, (1 << 32) | 1, (1 << 32) | 2]);
+//!
+//! // When the window's records are consumed:
+//! let launches = tracker.drain_launches();
+//! let observations: Vec<DispatchObservation> = slots
+//!     .iter()
+//!     .enumerate()
+//!     .map(|(node, &external)| DispatchObservation {
+//!         correlation_id: 42,
+//!         external,
+//!         signature: 100 + node as u64,
+//!         kind: DispatchKind::Kernel,
+//!         queue_id: 1,
+//!         thread_id: 1,
+//!         start_ns: 0,
+//!     })
+//!     .collect();
+//! let mut knowledge = ExecKnowledge::with_confirmations(1);
+//! let out = verify_window(&WindowEvidence::new(&observations, &launches), &mut knowledge);
+//! assert_eq!(out.summary.vouched, 3);
+//! ```
+//!
+//! With attribution off ([`graph_attribution_enabled`] says false) the tool
+//! library registers none of these callbacks, so "off" costs nothing.
 
 pub mod diagnostics;
 pub mod env;

@@ -156,8 +156,11 @@ impl LaunchTracker {
 
     /// A graph launch ended on this thread (EXEC_LAUNCH EXIT or
     /// hipGraphLaunch EXIT). Its frame becomes a [`LaunchRecord`] in the
-    /// launch log; mismatched EXITs are recovered as described on
-    /// [`crate::launch_stack`]'s `pop` and warned about once per cause.
+    /// launch log. A mismatched EXIT never corrupts later attribution: if
+    /// `exec` is below the top of the stack, the launches above it lost
+    /// their EXIT and are logged as [`crate::LaunchEnding::Abandoned`]; if it
+    /// is not on the stack, or the stack is empty, the EXIT is ignored. Each
+    /// cause is warned about once.
     #[inline]
     pub fn exit_launch(&self, exec: LaunchedExec) {
         let log = &self.log;

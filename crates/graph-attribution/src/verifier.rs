@@ -56,7 +56,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use crate::evidence::{DispatchKind, NodeSignature, WindowEvidence};
+use crate::evidence::{DispatchKind, DispatchObservation, NodeSignature, WindowEvidence};
 use crate::ids::{AttributionId, GraphKey, Ordinal};
 use crate::knowledge::{ExecKnowledge, Sighting};
 use crate::launch_log::{LaunchEnding, LaunchRecord};
@@ -284,29 +284,39 @@ pub fn verify_window(
         }
     }
 
-    // Rule 5: one signature per emitted key.
+    // Rule 5: one signature per emitted key. Unreachable while knowledge
+    // is consistent (vouched and repaired keys both take their signature
+    // from the trusted sequence); kept as the last line of defence.
+    withhold_keys_covering_several_signatures(&mut verdicts, observations);
+
+    for verdict in &verdicts {
+        summary.count(verdict);
+    }
+    VerifiedWindow { verdicts, summary }
+}
+
+/// Rule 5: withhold every record of a key that would be emitted for more
+/// than one signature.
+fn withhold_keys_covering_several_signatures(
+    verdicts: &mut [Verdict],
+    observations: &[DispatchObservation],
+) {
     let mut emitted: HashMap<GraphKey, Option<NodeSignature>> = HashMap::new();
-    for (i, verdict) in verdicts.iter().enumerate() {
+    for (verdict, o) in verdicts.iter().zip(observations) {
         if let Some(key) = verdict.emitted_key() {
-            let signature = observations[i].node_signature();
-            let seen = emitted.entry(key).or_insert(Some(signature));
-            if *seen != Some(signature) {
+            let seen = emitted.entry(key).or_insert(Some(o.node_signature()));
+            if *seen != Some(o.node_signature()) {
                 *seen = None;
             }
         }
     }
-    for verdict in &mut verdicts {
+    for verdict in verdicts.iter_mut() {
         if let Some(key) = verdict.emitted_key() {
             if emitted.get(&key) == Some(&None) {
                 *verdict = Verdict::Withheld(WithholdReason::KeyCoversSeveralKernels);
             }
         }
     }
-
-    for verdict in &verdicts {
-        summary.count(verdict);
-    }
-    VerifiedWindow { verdicts, summary }
 }
 
 /// Learn from the uncontended instances of a window without contamination
@@ -483,5 +493,38 @@ impl InstanceFacts<'_> {
     /// Rule 3.
     fn clean(&self, inst: &Instance, sequence: &[NodeSignature]) -> bool {
         self.well_formed(inst) && self.matches(inst, sequence) && !self.exposed(inst, sequence)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_safety_net_withholds_every_record_of_a_key_with_two_signatures() {
+        let obs = |signature| DispatchObservation {
+            correlation_id: 1,
+            external: 0,
+            signature,
+            kind: DispatchKind::Kernel,
+            queue_id: 1,
+            thread_id: 1,
+            start_ns: 0,
+        };
+        let k0 = GraphKey::new(AttributionId::new(1).unwrap(), Ordinal(0));
+        let k1 = GraphKey::new(AttributionId::new(1).unwrap(), Ordinal(1));
+        let observations = [obs(5), obs(6), obs(5), obs(7)];
+        let mut verdicts = [
+            Verdict::Vouched(k0),
+            Verdict::Repaired {
+                key: k0,
+                correlation_id: None,
+            },
+            Verdict::Vouched(k0),
+            Verdict::Vouched(k1),
+        ];
+        withhold_keys_covering_several_signatures(&mut verdicts, &observations);
+        let several = Verdict::Withheld(WithholdReason::KeyCoversSeveralKernels);
+        assert_eq!(verdicts, [several, several, several, Verdict::Vouched(k1)]);
     }
 }

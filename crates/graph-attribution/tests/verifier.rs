@@ -397,3 +397,25 @@ fn forgetting_an_exec_drops_what_was_learned() {
         .verify(&mut knowledge);
     assert_eq!(out.summary.attributed, 0);
 }
+
+#[test]
+fn a_perfect_exchange_between_threads_on_one_queue_teaches_nothing() {
+    // Threads 1 and 2 share queue 7 and each wrote the other's packets: A's
+    // launches look like perfect runs of B's kernels and vice versa.
+    let mut knowledge = ExecKnowledge::with_confirmations(1);
+    let mut w = Window::default();
+    for r in 0..2 {
+        let (corr_a, corr_b) = (10 + 2 * r, 11 + 2 * r);
+        w.launches.push(launch(corr_a, 1, 1, 6));
+        w.launches.push(launch(corr_b, 2, 2, 6));
+        for n in 0..6 {
+            w.observations
+                .push(obs(corr_a, key(1, n).pack(), B_SIGS[n as usize], 7, 1));
+            w.observations
+                .push(obs(corr_b, key(2, n).pack(), A_SIGS[n as usize], 7, 2));
+        }
+    }
+    let out = w.verify(&mut knowledge);
+    assert_eq!(out.summary.attributed, 0, "{}", out.summary);
+    assert!(knowledge.is_empty());
+}

@@ -120,8 +120,17 @@ void Lanes::addStream(int32_t device, int32_t stream) {
 }
 
 std::vector<DeviceLaneInfo> Lanes::devices() const {
+  // Only GPUs that ran something in the trace get a process: naming idle
+  // agents would add empty rows (and, next to CUPTI, rename CUDA's GPUs).
+  std::set<int32_t> active;
+  for (const auto& s : streams_) {
+    active.insert(s.first);
+  }
   std::vector<DeviceLaneInfo> out;
   for (const auto& [dev, name] : devices_) {
+    if (!active.count(dev)) {
+      continue;
+    }
     DeviceLaneInfo lane;
     lane.device = dev;
     lane.name = name.empty() ? fmt::format("GPU {}", dev) : name;

@@ -77,9 +77,67 @@ struct RunArgs {
     /// (e.g. 1.0.0: no HIP_GRAPH domain, attribution from HIP API tracing).
     #[arg(long)]
     sdk_version: Option<String>,
+    /// Run the workload this many times, as the steps of a training loop.
+    #[arg(long, default_value_t = 1)]
+    steps: u32,
+    /// Which steps to profile, as a profiler schedule would: e.g. `1-2,4-5`
+    /// opens one trace window over steps 1-2 and another over 4-5 (steps
+    /// count from 0). Default: one window over every step.
+    #[arg(long, value_parser = parse_schedule)]
+    profile_steps: Option<Schedule>,
+    /// Write each window to its own file (OUT with `.N` before the
+    /// extension) as soon as it stops, so memory holds one window at a time.
+    #[arg(long)]
+    trace_per_window: bool,
+}
+
+/// Profiled step ranges, inclusive, in order and not overlapping.
+#[derive(Clone, Debug)]
+struct Schedule(Vec<(u32, u32)>);
+
+fn parse_schedule(text: &str) -> Result<Schedule, String> {
+    let mut ranges: Vec<(u32, u32)> = Vec::new();
+    for part in text.split(',') {
+        let (first, last) = match part.split_once('-') {
+            Some((a, b)) => (a.trim(), b.trim()),
+            None => (part.trim(), part.trim()),
+        };
+        let parse = |v: &str| {
+            v.parse::<u32>()
+                .map_err(|_| format!("`{part}`: expected a step or a range like 1-2"))
+        };
+        let (first, last) = (parse(first)?, parse(last)?);
+        if last < first {
+            return Err(format!("`{part}`: a range ends before it starts"));
+        }
+        if ranges
+            .last()
+            .is_some_and(|&(_, previous)| first <= previous)
+        {
+            return Err(format!(
+                "`{part}`: ranges must be increasing and not overlap"
+            ));
+        }
+        ranges.push((first, last));
+    }
+    Ok(Schedule(ranges))
 }
 
 impl RunArgs {
+    fn plan<'a>(&self, out: &'a Path) -> Plan<'a> {
+        let steps = self.steps.max(1);
+        Plan {
+            options: self.options(),
+            steps,
+            schedule: self
+                .profile_steps
+                .clone()
+                .unwrap_or(Schedule(vec![(0, steps - 1)])),
+            out,
+            trace_per_window: self.trace_per_window,
+        }
+    }
+
     fn options(&self) -> RunOptions {
         let mut options = RunOptions {
             hw_queues: self.hw_queues,
@@ -97,20 +155,86 @@ fn progress(message: &str) {
     eprintln!("kineto-rocm: {message}");
 }
 
-/// Loads, starts, runs, stops, writes: one window around the whole workload.
-fn profile(workload: &WorkloadSource, options: &RunOptions, out: &Path) -> Result<Session, String> {
+/// How a workload is run: how many steps, which are profiled, where traces go.
+struct Plan<'a> {
+    options: RunOptions,
+    steps: u32,
+    schedule: Schedule,
+    out: &'a Path,
+    trace_per_window: bool,
+}
+
+impl<'a> Plan<'a> {
+    fn single(options: RunOptions, out: &'a Path) -> Plan<'a> {
+        Plan {
+            options,
+            steps: 1,
+            schedule: Schedule(vec![(0, 0)]),
+            out,
+            trace_per_window: false,
+        }
+    }
+
+    fn window_file(&self, index: usize) -> PathBuf {
+        let stem = self
+            .out
+            .file_stem()
+            .and_then(|s| s.to_str())
+            .unwrap_or("trace");
+        let extension = self
+            .out
+            .extension()
+            .and_then(|s| s.to_str())
+            .unwrap_or("json");
+        self.out
+            .with_file_name(format!("{stem}.{index}.{extension}"))
+    }
+}
+
+/// Loads, then runs each step, opening and closing trace windows on the
+/// schedule; writes the trace(s).
+fn profile(workload: &WorkloadSource, plan: &Plan) -> Result<Session, String> {
     let session = Session::load(workload)?;
-    session.start()?;
-    progress(&format!("running {}", workload.name));
     let started = std::time::Instant::now();
-    session.run(workload, options)?;
-    session.stop()?;
-    progress(&format!(
-        "workload done in {:.2?}; waiting for in-flight records and writing {}",
-        started.elapsed(),
-        out.display()
-    ));
-    session.write_trace(out)?;
+    let mut window = 0;
+    for step in 0..plan.steps {
+        let opens = plan.schedule.0.iter().any(|&(first, _)| first == step);
+        let closes = plan.schedule.0.iter().any(|&(_, last)| last == step);
+        if opens {
+            session.start()?;
+        }
+        if plan.steps > 1 {
+            progress(&format!(
+                "step {step}/{} of {}{}",
+                plan.steps,
+                workload.name,
+                if opens || closes { " (profiled)" } else { "" }
+            ));
+        } else {
+            progress(&format!("running {}", workload.name));
+        }
+        session.run(workload, &plan.options)?;
+        if closes {
+            session.stop()?;
+            if plan.trace_per_window {
+                let file = plan.window_file(window);
+                progress(&format!(
+                    "window {window} stopped; writing {}",
+                    file.display()
+                ));
+                session.write_trace(&file)?;
+            }
+            window += 1;
+        }
+    }
+    if !plan.trace_per_window {
+        progress(&format!(
+            "workload done in {:.2?}; waiting for in-flight records and writing {}",
+            started.elapsed(),
+            plan.out.display()
+        ));
+        session.write_trace(plan.out)?;
+    }
     Ok(session)
 }
 
@@ -119,7 +243,7 @@ fn demo(out: &Path) -> Result<(), String> {
         name: "built-in graph-32x200".into(),
         text: DEMO_WORKLOAD.into(),
     };
-    let session = profile(&workload, &RunOptions::default(), out)?;
+    let session = profile(&workload, &Plan::single(RunOptions::default(), out))?;
     session.shutdown()?;
     let trace = trace::read(out)?;
     table::print(&table::node_rows(&trace.events));
@@ -147,8 +271,17 @@ impl RunArgs {
 
 fn run(args: &RunArgs, out: &Path) -> Result<(), String> {
     let workload = args.workload()?;
-    let session = profile(&workload, &args.options(), out)?;
+    let plan = args.plan(out);
+    let session = profile(&workload, &plan)?;
     session.shutdown()?;
+    if plan.trace_per_window {
+        println!(
+            "{} trace windows written as {}",
+            plan.schedule.0.len(),
+            plan.window_file(0).display()
+        );
+        return Ok(());
+    }
     let trace = trace::read(out)?;
     let attributed = trace.events.iter().filter(|e| e.graph.is_some()).count();
     println!(
@@ -164,7 +297,10 @@ fn validate_command(args: &RunArgs, json: bool, out: Option<&Path>) -> Result<bo
     let default_out =
         std::env::temp_dir().join(format!("kineto-rocm-validate-{}.json", std::process::id()));
     let out = out.unwrap_or(&default_out);
-    let session = profile(&workload, &args.options(), out)?;
+    if args.steps > 1 || args.trace_per_window {
+        return Err("validate runs one step into one trace; use run for schedules".into());
+    }
+    let session = profile(&workload, &args.plan(out))?;
     session.shutdown()?;
     let truth = session.ground_truth()?;
     let run = truth.runs.last().ok_or("the simulator recorded no run")?;

@@ -53,11 +53,15 @@ std::string dim3(uint32_t x, uint32_t y, uint32_t z) {
   return fmt::format("[{}, {}, {}]", x, y, z);
 }
 
-bool outside(const Options& opt, int64_t start, int64_t end) {
+// Only work that ended before the capture started is dropped. Work that
+// starts after kineto's capture end stays: the core puts device work in the
+// window its launch was issued in, so a kernel queued behind a backlog before
+// stopTrace and run after it belongs to this trace.
+bool outside(const Options& opt, int64_t /*start*/, int64_t end) {
   if (opt.windowStart == 0 && opt.windowEnd == 0) {
     return false;
   }
-  return end < opt.windowStart || start > opt.windowEnd;
+  return end < opt.windowStart;
 }
 
 } // namespace

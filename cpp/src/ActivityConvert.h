@@ -33,8 +33,10 @@ enum class Kind { Kernel, Copy, Runtime };
 struct Options {
   std::set<libkineto::ActivityType> mask;
   int64_t extraOffsetNs = 0;
-  // Capture window in kineto's clock; records that do not overlap it are
-  // dropped (kineto leaves that to child profilers). 0/0 keeps everything.
+  // Capture window in kineto's clock (kineto leaves filtering to child
+  // profilers): records that ended before windowStart are dropped; later
+  // ones are kept (device work belongs to its launch's window). 0/0 keeps
+  // everything.
   int64_t windowStart = 0;
   int64_t windowEnd = 0;
 };

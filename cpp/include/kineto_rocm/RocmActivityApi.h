@@ -103,9 +103,9 @@ class KINETO_ROCM_API RocmActivityApi {
   int processActivities(RowHandler handler, CorrelationHandler correlationHandler);
 
   // Straight into a kineto logger: rows linked to CPU ops via getLinked
-  // ("External id" and ac2g flows), GPU user-annotation spans, records not
-  // overlapping [startTime, endTime] dropped (0/0: keep all). Returns the
-  // number of activities logged.
+  // ("External id" and ac2g flows), GPU user-annotation spans; records that
+  // ended before startTime are dropped (0/0: keep all; work launched in the
+  // trace and run after endTime stays). Returns the number logged.
   int processActivities(
       libkineto::ActivityLogger& logger,
       const libkineto::getLinkedActivityCallback& getLinked,

@@ -138,9 +138,14 @@ pub unsafe extern "C" fn on_buffer(
             }
             // SAFETY: every tracing record begins with its u64 size; the SDK
             // keeps `size` bytes readable at `payload` during the callback.
+            // The slice never exceeds the largest record the decoder reads,
+            // so a size that lies cannot make it reach further than that.
             let bytes = unsafe {
                 let size = std::ptr::read_unaligned(header.payload as *const u64) as usize;
-                std::slice::from_raw_parts(header.payload as *const u8, size.max(8))
+                std::slice::from_raw_parts(
+                    header.payload as *const u8,
+                    size.clamp(8, decode::LARGEST_RECORD),
+                )
             };
             match decode::decode(header.category, header.kind, bytes) {
                 Ok(record) => tool.collector.on_record(record),

@@ -19,6 +19,26 @@ pub enum Decoded {
     Retired { correlation_id: u64 },
 }
 
+/// The most bytes of one record the decoder ever reads.
+pub const LARGEST_RECORD: usize = {
+    let sizes = [
+        size_of::<rocprofiler_buffer_tracing_kernel_dispatch_record_t>(),
+        size_of::<rocprofiler_buffer_tracing_memory_copy_record_t>(),
+        size_of::<rocprofiler_buffer_tracing_hip_api_record_t>(),
+        size_of::<rocprofiler_buffer_tracing_hip_graph_record_t>(),
+        size_of::<rocprofiler_buffer_tracing_correlation_id_retirement_record_t>(),
+    ];
+    let mut largest = 0;
+    let mut i = 0;
+    while i < sizes.len() {
+        if sizes[i] > largest {
+            largest = sizes[i];
+        }
+        i += 1;
+    }
+    largest
+};
+
 /// Why a record was skipped. Each kind is warned about once.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Malformed {

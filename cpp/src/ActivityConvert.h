@@ -1,0 +1,104 @@
+// Bridge records (src/bridge.rs) -> libkineto::GenericTraceActivity.
+//
+// Internal to the C++ face. Categories follow kineto's ROCm backend: kernels
+// are CONCURRENT_KERNEL ("kernel"), copies GPU_MEMCPY ("gpu_memcpy"), HIP API
+// calls CUDA_RUNTIME ("cuda_runtime"). Metadata keys follow kineto's
+// RocmMetadataFields spellings; graph fields follow CudaMetadataFields.
+#pragma once
+
+#include "kineto-rocm/src/bridge.rs.h"
+
+#include <ActivityType.h>
+#include <GenericTraceActivity.h>
+#include <IActivityProfiler.h>
+#include <output_base.h>
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <tuple>
+#include <vector>
+
+namespace kineto_rocm {
+struct DeviceLaneInfo;
+struct StreamLaneInfo;
+} // namespace kineto_rocm
+
+namespace kineto_rocm::convert {
+
+enum class Kind { Kernel, Copy, Runtime };
+
+struct Options {
+  std::set<libkineto::ActivityType> mask;
+  int64_t extraOffsetNs = 0;
+  // Capture window in kineto's clock (kineto leaves filtering to child
+  // profilers): records that ended before windowStart are dropped; later
+  // ones are kept (device work belongs to its launch's window). 0/0 keeps
+  // everything.
+  int64_t windowStart = 0;
+  int64_t windowEnd = 0;
+};
+
+struct Row {
+  Kind kind = Kind::Kernel;
+  std::unique_ptr<libkineto::GenericTraceActivity> act;
+  uint64_t correlation = 0;
+  bool hasExternal = false;
+  uint64_t external = 0;
+  bool hasUser = false;
+  uint64_t user = 0;
+};
+
+// GPU processes and (device, stream) lanes seen while converting.
+class Lanes {
+ public:
+  void addDevice(uint32_t device, const std::string& name);
+  void addStream(int32_t device, int32_t stream);
+  std::vector<DeviceLaneInfo> devices() const;
+  std::vector<StreamLaneInfo> streams() const;
+
+ private:
+  std::map<int32_t, std::string> devices_;
+  std::set<std::pair<int32_t, int32_t>> streams_;
+};
+
+// kineto's GPU user-annotation spans: one per (device, stream, annotation),
+// covering every GPU activity the annotation launched there.
+class UserSpans {
+ public:
+  void insertOrExtend(
+      const libkineto::ITraceActivity& user,
+      const libkineto::GenericTraceActivity& gpu);
+  int log(libkineto::ActivityLogger& logger) const;
+
+ private:
+  std::map<std::tuple<int32_t, int32_t, int64_t>, libkineto::GenericTraceActivity>
+      spans_;
+};
+
+// True when the set asks for anything this backend produces.
+bool anyCollected(const std::set<libkineto::ActivityType>& types);
+
+// A span that outlives every trace: GenericTraceActivity keeps a pointer to
+// it and kineto copies our activities into traces saved after our session is
+// gone.
+const libkineto::TraceSpan& traceSpan();
+
+// Converts one window. `dropped` counts records outside the capture window.
+std::vector<Row> buildRows(
+    const WindowActivities& window,
+    const Options& opt,
+    Lanes* lanes,
+    uint64_t* dropped = nullptr);
+
+// ac2g flow id for a correlation id: never 0, kept clear of the low ids
+// CUPTI's own flows use when both backends write into one trace.
+uint32_t flowIdFor(uint64_t correlation);
+
+// JSON string escaping for values written with addMetadataQuoted (kineto
+// writes them verbatim between quotes).
+std::string jsonEscape(const std::string& s);
+
+} // namespace kineto_rocm::convert

@@ -1,0 +1,312 @@
+#include "kineto_rocm/RocmChildProfiler.h"
+
+#include "ActivityConvert.h"
+#include "KinetoCompat.h"
+#pragma GCC visibility push(default)
+#include "kineto_rocm.h"
+#pragma GCC visibility pop
+
+#include <libkineto.h>
+
+#include <atomic>
+#include <cstdio>
+#include <exception>
+#include <string>
+
+namespace kineto_rocm {
+
+using libkineto::ActivityType;
+
+namespace {
+
+void logError(const char* where, const char* what) {
+  std::fprintf(stderr, "kineto-rocm: %s failed: %s\n", where, what);
+}
+
+// Every override runs inside this: nothing escapes into kineto.
+template <typename F>
+void guarded(const char* where, F&& f) {
+  try {
+    f();
+  } catch (const std::exception& e) {
+    logError(where, e.what());
+  } catch (...) {
+    logError(where, "unknown exception");
+  }
+}
+
+bool isNumber(const std::string& v) {
+  if (v.empty()) {
+    return false;
+  }
+  size_t i = (v[0] == '-') ? 1 : 0;
+  bool digits = false;
+  bool dot = false;
+  for (; i < v.size(); ++i) {
+    if (v[i] >= '0' && v[i] <= '9') {
+      digits = true;
+    } else if (v[i] == '.' && !dot) {
+      dot = true;
+    } else {
+      return false;
+    }
+  }
+  return digits;
+}
+
+// `key=value` lines -> one JSON object (kineto writes metadata values raw).
+// Lines without `=` are collected, in order, under "notes".
+std::string summaryJson(const std::vector<std::string>& lines) {
+  std::string out = "{";
+  std::vector<std::string> notes;
+  bool first = true;
+  for (const auto& line : lines) {
+    auto eq = line.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      notes.push_back(line);
+      continue;
+    }
+    std::string key = line.substr(0, eq);
+    std::string value = line.substr(eq + 1);
+    if (!first) {
+      out += ", ";
+    }
+    first = false;
+    out += "\"" + convert::jsonEscape(key) + "\": ";
+    out += isNumber(value) ? value : "\"" + convert::jsonEscape(value) + "\"";
+  }
+  if (!notes.empty()) {
+    out += first ? "" : ", ";
+    out += "\"notes\": [";
+    for (size_t i = 0; i < notes.size(); ++i) {
+      out += (i ? ", \"" : "\"") + convert::jsonEscape(notes[i]) + "\"";
+    }
+    out += "]";
+  }
+  out += "}";
+  return out;
+}
+
+} // namespace
+
+RocmChildSession::RocmChildSession(std::set<ActivityType> types)
+    : types_(std::move(types)) {}
+
+RocmChildSession::~RocmChildSession() {
+  guarded("~RocmChildSession", [&] {
+    if (collecting_ && !stopped_) {
+      RocmActivityApi::singleton().disableActivities(types_);
+    }
+  });
+}
+
+void RocmChildSession::start() {
+  guarded("start", [&] {
+    auto& api = RocmActivityApi::singleton();
+    api.clearActivities();
+    unavailable_ = api.unavailableReason();
+    collecting_ = api.enableActivities(types_);
+    if (!collecting_ && unavailable_.empty()) {
+      unavailable_ = "collection did not start (see the log)";
+    }
+    status_ = libkineto::TraceStatus::RECORDING;
+  });
+}
+
+void RocmChildSession::stop() {
+  guarded("stop", [&] {
+    auto& api = RocmActivityApi::singleton();
+    if (collecting_ && !stopped_) {
+      api.disableActivities(types_);
+      // kineto asks for getMetadata() before processTrace(): take the
+      // finished windows now (a bounded wait in the core) so the trace
+      // metadata can say what was collected, attributed and withheld.
+      api.flushActivities();
+      summary_ = api.summary();
+    }
+    stopped_ = true;
+    status_ = libkineto::TraceStatus::PROCESSING;
+  });
+}
+
+std::vector<std::string> RocmChildSession::errors() {
+  return {};
+}
+
+void RocmChildSession::processTrace(libkineto::ActivityLogger& logger) {
+  processTrace(logger, libkineto::getLinkedActivityCallback(), 0, 0);
+}
+
+void RocmChildSession::processTrace(
+    libkineto::ActivityLogger& logger,
+    libkineto::getLinkedActivityCallback getLinkedActivity,
+    int64_t startTime,
+    int64_t endTime) {
+  guarded("processTrace", [&] {
+    if (!collecting_) {
+      return;
+    }
+    auto& api = RocmActivityApi::singleton();
+    logged_ = api.processActivities(logger, getLinkedActivity, startTime, endTime);
+    devices_ = api.deviceLanes();
+    streams_ = api.streamLanes();
+    // kineto names one GPU process per session (getDeviceInfo); the others
+    // are named here, at the capture start like kineto's own.
+    for (size_t i = 1; i < devices_.size(); ++i) {
+      auto info = compat::makeDeviceInfo(
+          devices_[i].device,
+          devices_[i].device + libkineto::kExceedMaxPid,
+          devices_[i].name,
+          "GPU " + std::to_string(devices_[i].device));
+      logger.handleDeviceInfo(*info, static_cast<uint64_t>(startTime));
+    }
+    // The windows are in the trace now; free them.
+    api.clearActivities();
+  });
+}
+
+std::unique_ptr<libkineto::DeviceInfo> RocmChildSession::getDeviceInfo() {
+  std::unique_ptr<libkineto::DeviceInfo> out;
+  guarded("getDeviceInfo", [&] {
+    if (devices_.empty()) {
+      return;
+    }
+    const auto& d = devices_.front();
+    out = compat::makeDeviceInfo(
+        d.device,
+        d.device + libkineto::kExceedMaxPid,
+        d.name,
+        "GPU " + std::to_string(d.device));
+  });
+  return out;
+}
+
+std::vector<libkineto::ResourceInfo> RocmChildSession::getResourceInfos() {
+  std::vector<libkineto::ResourceInfo> out;
+  guarded("getResourceInfos", [&] {
+    for (const auto& s : streams_) {
+      out.push_back(compat::makeResourceInfo(
+          s.device, s.stream, s.stream, "stream " + std::to_string(s.stream)));
+    }
+  });
+  return out;
+}
+
+std::unique_ptr<libkineto::CpuTraceBuffer> RocmChildSession::getTraceBuffer() {
+  // Activities were copied into kineto's logger in processTrace.
+  return nullptr;
+}
+
+void RocmChildSession::pushCorrelationId(uint64_t id) {
+  RocmActivityApi::pushCorrelationID(id, RocmActivityApi::Default);
+}
+
+void RocmChildSession::popCorrelationId() {
+  RocmActivityApi::popCorrelationID(RocmActivityApi::Default);
+}
+
+void RocmChildSession::pushUserCorrelationId(uint64_t id) {
+  RocmActivityApi::pushCorrelationID(id, RocmActivityApi::User);
+}
+
+void RocmChildSession::popUserCorrelationId() {
+  RocmActivityApi::popCorrelationID(RocmActivityApi::User);
+}
+
+std::unordered_map<std::string, std::string> RocmChildSession::getMetadata() {
+  std::unordered_map<std::string, std::string> out;
+  guarded("getMetadata", [&] {
+    std::vector<std::string> lines;
+    if (!unavailable_.empty()) {
+      lines.push_back("status=collecting nothing: " + unavailable_);
+    } else {
+      lines.push_back("status=collected");
+    }
+    lines.insert(lines.end(), summary_.begin(), summary_.end());
+    out.emplace("kineto_rocm", summaryJson(lines));
+  });
+  return out;
+}
+
+RocmChildProfiler::RocmChildProfiler()
+    : name_("kineto-rocm"),
+      available_{
+          ActivityType::CONCURRENT_KERNEL,
+          ActivityType::GPU_MEMCPY,
+          ActivityType::GPU_MEMSET,
+          ActivityType::CUDA_RUNTIME,
+          ActivityType::GPU_USER_ANNOTATION} {}
+
+const std::string& RocmChildProfiler::name() const {
+  return name_;
+}
+
+const std::set<ActivityType>& RocmChildProfiler::availableActivities() const {
+  return available_;
+}
+
+std::unique_ptr<libkineto::IActivityProfilerSession> RocmChildProfiler::configure(
+    const std::set<ActivityType>& activityTypes,
+    const libkineto::Config& /*config*/) {
+  std::unique_ptr<libkineto::IActivityProfilerSession> out;
+  guarded("configure", [&] {
+    if (!convert::anyCollected(activityTypes)) {
+      return; // sit this trace out
+    }
+    std::set<ActivityType> mine;
+    for (auto t : activityTypes) {
+      if (available_.count(t)) {
+        mine.insert(t);
+      }
+    }
+    std::string why = RocmActivityApi::singleton().unavailableReason();
+    if (!why.empty()) {
+      logUnavailableOnce(why);
+    }
+    out = std::make_unique<RocmChildSession>(std::move(mine));
+  });
+  return out;
+}
+
+std::unique_ptr<libkineto::IActivityProfilerSession> RocmChildProfiler::configure(
+    int64_t /*tsMs*/,
+    int64_t /*durationMs*/,
+    const std::set<ActivityType>& activityTypes,
+    const libkineto::Config& config) {
+  return configure(activityTypes, config);
+}
+
+bool registerKinetoProfiler() {
+  static std::atomic<bool> registered{false};
+  if (registered.exchange(true)) {
+    return true;
+  }
+  try {
+    libkineto::api().registerProfilerFactory(
+        []() -> std::unique_ptr<libkineto::IActivityProfiler> {
+          try {
+            return std::make_unique<RocmChildProfiler>();
+          } catch (...) {
+            return nullptr;
+          }
+        });
+    return true;
+  } catch (const std::exception& e) {
+    logError("registerKinetoProfiler", e.what());
+  } catch (...) {
+    logError("registerKinetoProfiler", "unknown exception");
+  }
+  registered = false;
+  return false;
+}
+
+} // namespace kineto_rocm
+
+extern "C" KINETO_ROCM_API int kineto_rocm_register_kineto_profiler(void) {
+  // KINETO_ROCM_OK / KINETO_ROCM_USAGE_ERROR from include/kineto_rocm.h
+  try {
+    return kineto_rocm::registerKinetoProfiler() ? 0 : 3;
+  } catch (...) {
+    return 3;
+  }
+}

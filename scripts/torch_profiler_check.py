@@ -1,0 +1,313 @@
+#!/usr/bin/env python3
+"""End-to-end check: unmodified PyTorch 2.11 + torch.profiler + the kineto-rocm
+child profiler, fed by the simulated HIP runtime (rocprofiler-sim).
+
+Meant for a machine with PyTorch 2.11 (the CUDA build is fine: kineto runs
+CUPTI for the real GPU and our child profiler next to it). No AMD GPU needed.
+
+What it does:
+  1. loads librocprofiler_sim.so (ctypes, RTLD_GLOBAL: the tool library finds
+     the simulated SDK's symbols through the process), imports torch, loads
+     libkineto_rocm_kineto.so (RTLD_GLOBAL) and registers the child profiler:
+
+        import ctypes
+        ctypes.CDLL("libkineto_rocm_kineto.so", mode=ctypes.RTLD_GLOBAL).kineto_rocm_register_kineto_profiler()
+
+  2. runs torch.profiler (CPU + CUDA activities, profile_all_threads) over a
+     record_function CPU op that runs a simulated HIP graph workload through
+     the simulator's C driver ABI (rocsim_run_workload_file). The workload's
+     push_marker/pop_marker ops call back into Python on the simulator's
+     application thread, which enters/leaves a record_function there, so
+     PyTorch pushes that op's correlation id on the thread that launches the
+     graph (as it would around a real hipGraphLaunch);
+  3. exports the chrome trace with PyTorch's exporter and checks that every
+     graph-replay kernel carries "graph id" and "graph node id" as bare
+     integers (PyTorch's own regex), that the keys are consistent
+     ((graph id << 32) | ordinal, one kernel name per key, each key seen once
+     per replay), that the kernels are linked to the CPU op that launched them
+     (gpu_user_annotation span on their lane, or "External id"), and that the
+     launch calls lie inside that op on one time axis;
+  4. prints a summary; exit status 0 only if every check passed.
+
+Usage:
+  python3 scripts/torch_profiler_check.py [--build build] [--plugin PATH]
+      [--sim PATH] [--workload PATH] [--trace OUT.json]
+
+(default workload: tests/ctest/workloads/graph-32x200-marked.json, the
+32x200 graph of tests/workloads/ with a marker around the replays)
+"""
+import argparse
+import collections
+import ctypes
+import json
+import os
+import re
+import sys
+import threading
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(HERE)
+
+
+def find_first(paths):
+    for p in paths:
+        if p and os.path.exists(p):
+            return p
+    return None
+
+
+def parse_args():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--build", default=os.path.join(REPO, "build"),
+                    help="CMake build directory (its lib/ holds the libraries)")
+    ap.add_argument("--plugin", help="path to libkineto_rocm_kineto.so")
+    ap.add_argument("--sim", help="path to librocprofiler_sim.so")
+    ap.add_argument("--workload", help="graph workload JSON (default: graph-32x200-marked.json)")
+    ap.add_argument("--trace", default="/tmp/kineto_rocm_torch_check.json",
+                    help="where to export the chrome trace")
+    ap.add_argument("--marker", default=None,
+                    help="the workload marker that wraps the graph launches "
+                         "(default: the first push_marker of the workload)")
+    return ap.parse_args()
+
+
+class Checks:
+    def __init__(self):
+        self.results = []
+
+    def check(self, ok, what, detail=""):
+        self.results.append((bool(ok), what, detail))
+        print(("PASS " if ok else "FAIL ") + what + (f"  [{detail}]" if detail else ""))
+        return ok
+
+    def ok(self):
+        return all(r[0] for r in self.results)
+
+
+def workload_expectations(path):
+    """Graph kernel names, replays and the wrapping marker, from the workload."""
+    with open(path) as f:
+        w = json.load(f)
+    graphs = {g["name"]: g for g in w.get("graphs", [])}
+    expect = collections.Counter()  # kernel name -> dispatches from graph replays
+    launches = 0
+    marker = None
+    execs = {}
+    for t in w["threads"]:
+        for op in t["ops"]:
+            (kind, body), = op.items()
+            if kind == "push_marker" and marker is None:
+                marker = body["name"]
+            elif kind == "instantiate":
+                execs[body["as"]] = body["graph"]
+            elif kind == "launch":
+                g = graphs[execs[body["exec"]]]
+                times = body.get("times", 1)
+                launches += times
+                for node in g["nodes"]:
+                    if "kernel" in node:
+                        expect[node["kernel"]] += times
+    return expect, launches, marker
+
+
+def main():
+    args = parse_args()
+    checks = Checks()
+    libdirs = [os.path.join(args.build, "lib"), os.path.join(REPO, "build", "lib"),
+               os.path.join(REPO, "build", "ci", "lib")]
+    plugin = args.plugin or find_first(os.path.join(d, "libkineto_rocm_kineto.so") for d in libdirs)
+    sim_path = args.sim or find_first(
+        [os.path.join(os.path.dirname(plugin), "librocprofiler_sim.so") if plugin else None]
+        + [os.path.join(d, "librocprofiler_sim.so") for d in libdirs]
+        + [os.path.join(REPO, "target", "release", "librocprofiler_sim.so")])
+    # The shared 32-node x 200-replay graph, wrapped in a CPU-op marker.
+    workload = args.workload or find_first([
+        os.path.join(REPO, "tests", "ctest", "workloads", "graph-32x200-marked.json")])
+    for what, p in (("plugin", plugin), ("simulator", sim_path), ("workload", workload)):
+        if not p:
+            print(f"torch_profiler_check: no {what} found (see --help)", file=sys.stderr)
+            return 2
+        print(f"{what}: {p}")
+
+    expect, launches, marker = workload_expectations(workload)
+    marker = args.marker or marker
+    total_graph_kernels = sum(expect.values())
+    print(f"workload: {len(expect)} graph kernel nodes, {launches} replays, "
+          f"{total_graph_kernels} graph-replay kernels, marker {marker!r}")
+
+    # 1. the simulator first (its SDK symbols must be global), then torch,
+    #    then the plugin (its libtorch_cpu.so dependency resolves to torch's).
+    mode = os.RTLD_NOW | os.RTLD_GLOBAL
+    sim = ctypes.CDLL(sim_path, mode=mode)
+    import torch
+    from torch.autograd.profiler import record_function
+    from torch.profiler import ProfilerActivity, profile
+    print(f"torch {torch.__version__}, CUDA available: {torch.cuda.is_available()}")
+    lib = ctypes.CDLL(plugin, mode=mode)
+    rc = lib.kineto_rocm_register_kineto_profiler()
+    if not checks.check(rc == 0, "kineto_rocm_register_kineto_profiler() == 0", f"rc={rc}"):
+        return 1
+
+    sim.rocsim_run_workload_file.argtypes = [ctypes.c_char_p, ctypes.c_char_p,
+                                             ctypes.POINTER(ctypes.c_void_p)]
+    sim.rocsim_run_workload_file.restype = ctypes.c_int
+    sim.rocsim_wait_idle.argtypes = [ctypes.c_uint64]
+    sim.rocsim_wait_idle.restype = ctypes.c_int
+    sim.rocsim_free_string.argtypes = [ctypes.c_void_p]
+    hook_t = ctypes.CFUNCTYPE(None, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint64, ctypes.c_void_p)
+    sim.rocsim_set_marker_hook.argtypes = [hook_t, ctypes.c_void_p]
+
+    # 2. marker hook: a record_function on the simulator's application thread.
+    open_ops = collections.defaultdict(list)  # tid -> [record_function]
+    hook_errors = []
+    marker_tids = set()
+    lock = threading.Lock()
+
+    def on_marker(phase, name, tid, _data):
+        try:
+            with lock:
+                if phase == 1:
+                    rf = record_function(name.decode())
+                    rf.__enter__()
+                    open_ops[tid].append(rf)
+                    marker_tids.add(tid)
+                elif phase == 2 and open_ops[tid]:
+                    open_ops[tid].pop().__exit__(None, None, None)
+        except Exception as e:  # never let an exception unwind into C
+            hook_errors.append(repr(e))
+
+    hook = hook_t(on_marker)  # kept alive until the end of main()
+    sim.rocsim_set_marker_hook(hook, None)
+
+    activities = [ProfilerActivity.CPU]
+    activities.append(ProfilerActivity.CUDA)  # makes kineto ask children for GPU work
+    try:
+        exp = torch._C._profiler._ExperimentalConfig(profile_all_threads=True)
+    except TypeError:
+        exp = None
+        print("note: this torch has no profile_all_threads; ops on the simulator's "
+              "threads will not be recorded")
+    kwargs = {"experimental_config": exp} if exp is not None else {}
+    outer_name = "kineto_rocm_check::graph_workload"
+    with profile(activities=activities, **kwargs) as prof:
+        with record_function(outer_name):
+            err = ctypes.c_void_p()
+            rc = sim.rocsim_run_workload_file(workload.encode(), None, ctypes.byref(err))
+            if rc != 0:
+                msg = ctypes.cast(err, ctypes.c_char_p).value.decode() if err.value else ""
+                sim.rocsim_free_string(err)
+                checks.check(False, "rocsim_run_workload_file", f"rc={rc} {msg}")
+            sim.rocsim_wait_idle(10_000_000_000)
+            if torch.cuda.is_available():  # a real CUDA kernel next to ours
+                torch.ones(1024, device="cuda").sum().item()
+    prof.export_chrome_trace(args.trace)
+    sim.rocsim_set_marker_hook(hook_t(), None)
+    checks.check(not hook_errors, "marker hook ran without errors", "; ".join(hook_errors[:3]))
+    print(f"trace: {args.trace}")
+
+    # 3. read what PyTorch wrote.
+    with open(args.trace) as f:
+        text = f.read()
+    doc = json.loads(text)
+    events = doc["traceEvents"] if isinstance(doc, dict) else doc
+    status = doc.get("kineto_rocm", {}) if isinstance(doc, dict) else {}
+    print(f"kineto_rocm trace metadata: {json.dumps(status)}")
+
+    def xs(cat):
+        return [e for e in events if e.get("ph") == "X" and e.get("cat") == cat]
+
+    kernels = [k for k in xs("kernel") if k["name"] in expect]
+    checks.check(len(kernels) == total_graph_kernels,
+                 "every graph-replay kernel is in PyTorch's trace",
+                 f"{len(kernels)} of {total_graph_kernels}")
+
+    # PyTorch's own reading: regex over the text, bare digits only.
+    node_re = re.compile(r'"graph node id":\s*(\d+)')
+    graph_re = re.compile(r'"graph id":\s*(\d+)')
+    checks.check(len(node_re.findall(text)) >= total_graph_kernels,
+                 'PyTorch regex "graph node id":\\s*(\\d+) finds every kernel',
+                 f"{len(node_re.findall(text))} matches")
+    checks.check(len(graph_re.findall(text)) >= total_graph_kernels,
+                 '"graph id" is a bare integer on every kernel',
+                 f"{len(graph_re.findall(text))} matches")
+    checks.check('"graph node id": "' not in text and '"graph id": "' not in text,
+                 "no quoted graph fields")
+
+    missing = [k for k in kernels
+               if "graph id" not in k.get("args", {}) or "graph node id" not in k.get("args", {})]
+    checks.check(not missing, "both fields on every graph-replay kernel",
+                 f"{len(missing)} without")
+    per_key = collections.Counter()
+    names_per_key = collections.defaultdict(set)
+    packing_ok = True
+    for k in kernels:
+        a = k.get("args", {})
+        if "graph node id" not in a:
+            continue
+        gid, nid = int(a["graph id"]), int(a["graph node id"])
+        packing_ok &= gid != 0 and (nid >> 32) == gid
+        per_key[nid] += 1
+        names_per_key[nid].add(k["name"])
+    checks.check(packing_ok, "graph node id == (graph id << 32) | ordinal, graph id != 0")
+    checks.check(len(per_key) == len(expect),
+                 "one key per graph kernel node", f"{len(per_key)} keys, {len(expect)} nodes")
+    checks.check(all(len(n) == 1 for n in names_per_key.values()),
+                 "one kernel name per key")
+    checks.check(all(c == launches for c in per_key.values()),
+                 f"each key seen once per replay ({launches})",
+                 f"counts {sorted(set(per_key.values()))}")
+
+    # Linkage to the CPU op that launched the graph.
+    cpu_ops = [e for e in events if e.get("ph") == "X"
+               and e.get("cat") in ("user_annotation", "cpu_op") and e.get("name") == marker]
+    outer = [e for e in events if e.get("ph") == "X" and e.get("name") == outer_name
+             and e.get("cat") in ("user_annotation", "cpu_op")]
+    checks.check(len(outer) == 1, f"the outer record_function {outer_name!r} is in the trace")
+    if checks.check(len(cpu_ops) == 1, f"the launching CPU op {marker!r} is in the trace",
+                    f"{len(cpu_ops)} found; profile_all_threads is needed"):
+        op = cpu_ops[0]
+        op_start, op_end = op["ts"], op["ts"] + op["dur"]
+        op_ids = {v for key, v in op.get("args", {}).items() if key in ("External id", "Record function id")}
+        spans = [e for e in xs("gpu_user_annotation") if e["name"] == marker]
+        covered = 0
+        external = 0
+        for k in kernels:
+            a = k.get("args", {})
+            if a.get("External id") in op_ids:
+                external += 1
+            if any(s["pid"] == k["pid"] and s["tid"] == k["tid"] and s["ts"] <= k["ts"]
+                   and k["ts"] + k["dur"] <= s["ts"] + s["dur"] + 0.001 for s in spans):
+                covered += 1
+        checks.check(covered == len(kernels) or external == len(kernels),
+                     "graph-replay kernels linked to the launching CPU op",
+                     f"{covered} under its gpu_user_annotation span, {external} with its External id")
+        launches_rt = [e for e in xs("cuda_runtime") if e["name"] == "hipGraphLaunch"]
+        inside = [e for e in launches_rt if op_start <= e["ts"] <= op_end]
+        checks.check(len(launches_rt) == launches and len(inside) == launches,
+                     "hipGraphLaunch calls lie inside the CPU op (one clock)",
+                     f"{len(inside)} of {len(launches_rt)} inside, {launches} expected")
+        if outer:
+            o = outer[0]
+            checks.check(o["ts"] <= op_start and op_end <= o["ts"] + o["dur"] + 0.001,
+                         "the launching op lies inside the outer record_function")
+        first_kernel = min((k["ts"] for k in kernels), default=None)
+        checks.check(first_kernel is not None and first_kernel >= op_start,
+                     "kernels start after their CPU op started")
+
+    # 4. summary
+    lanes = collections.Counter((k["pid"], k["tid"]) for k in kernels)
+    print("\nsummary")
+    print(f"  graph-replay kernels: {len(kernels)} on lanes {dict(lanes)}")
+    print(f"  distinct graph node ids: {len(per_key)}; graph ids: "
+          f"{sorted({int(k['args']['graph id']) for k in kernels if 'graph id' in k.get('args', {})})}")
+    print(f"  all kernels in trace: {len(xs('kernel'))}, runtime calls: {len(xs('cuda_runtime'))}, "
+          f"gpu_user_annotation spans: {len(xs('gpu_user_annotation'))}")
+    failed = [r for r in checks.results if not r[0]]
+    print(f"  checks: {len(checks.results) - len(failed)} passed, {len(failed)} failed")
+    print("RESULT: " + ("PASS" if not failed else "FAIL"))
+    del hook
+    return 0 if not failed else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

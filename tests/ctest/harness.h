@@ -1,0 +1,89 @@
+// Test harness: the simulator (loaded with dlopen RTLD_GLOBAL, driven through
+// its rocsim_* C ABI), CPU ops made from the workload's markers, and a kineto
+// trace written by kineto's own ChromeTraceLogger and read back.
+#pragma once
+
+#include <libkineto.h>
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace kr_test {
+
+using json = nlohmann::json;
+
+// ---- simulator ------------------------------------------------------------
+
+// Loads librocprofiler_sim.so (path from KINETO_ROCM_SIM_LIB, else the
+// compiled-in default) unless KINETO_ROCM_TEST_NO_SIM=1. Called from main()
+// before anything touches the tool library.
+void loadSimulatorUnlessDisabled();
+bool simLoaded();
+const std::string& simLoadError();
+
+// Runs a workload file; returns "" or the simulator's error.
+std::string runWorkload(const std::string& path, const std::string& options = "");
+// rocsim_wait_idle: every completion delivered and buffer flushed.
+bool waitIdle(uint64_t timeoutNs = 10'000'000'000ull);
+json groundTruth();
+
+// Path of a workload: tests/ctest/workloads/<name> if there, else the shared
+// tests/workloads/<name> (graph-32x200.json).
+std::string workload(const std::string& name);
+
+// ---- CPU ops from markers ---------------------------------------------------
+
+// A marker PUSH becomes a CPU op: kineto's pushCorrelationId(id) (or, for a
+// name starting with "user:", pushUserCorrelationId(id)) on the workload
+// thread, as PyTorch does per op; POP pops it and records the op.
+struct CpuOp {
+  std::string name;
+  int32_t id = 0;
+  bool user = false;
+  int64_t start = 0;
+  int64_t end = 0;
+  int32_t tid = 0;
+};
+void installMarkerHook();
+// Without a kineto session (RocmActivityApi tests): the hook pushes through
+// kineto_rocm::RocmActivityApi::push/popCorrelationID instead of kineto.
+void markersPushThroughApi(bool on);
+std::vector<CpuOp> takeCpuOps();
+
+// ---- kineto -------------------------------------------------------------------
+
+void initKineto(); // libkineto_init(cpuOnly) + initProfilerIfRegistered, once
+bool registerChild(); // kineto_rocm_register_kineto_profiler() == 0
+
+struct TraceOptions {
+  std::vector<std::string> workloads;
+  bool waitIdleBeforeStop = true;
+  std::string runOptions;
+};
+
+struct Trace {
+  std::string path;
+  std::string text; // the file kineto wrote
+  json doc;
+  int64_t baseNs = 0;
+  std::vector<CpuOp> cpuOps;
+  std::vector<std::string> workloadErrors;
+
+  std::vector<const json*> events(const std::string& cat) const;
+  std::vector<const json*> eventsNamed(const std::string& name) const;
+  // Absolute system_clock ns of an event's ts (baseTimeNanoseconds + ts).
+  int64_t tsNs(const json& ev) const;
+};
+
+// prepareTrace/startTrace, the workloads, CPU ops handed over like PyTorch
+// does (transferCpuTrace), stopTrace, save(path), read back.
+Trace traceWorkloads(const std::string& testName, const TraceOptions& opt);
+
+// Captures everything written to fd 2 while `f` runs.
+std::string captureStderr(const std::function<void()>& f);
+
+} // namespace kr_test

@@ -4,6 +4,7 @@ use super::decode;
 use super::state;
 use graph_attribution::LaunchCall;
 use rocprofiler_sys::*;
+use std::cell::Cell;
 use std::ffi::c_void;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
@@ -45,6 +46,9 @@ fn on_hip_api(tool: &state::Tool, record: &rocprofiler_callback_tracing_record_t
     if record.phase == rocprofiler_callback_phase_t::ENTER {
         tool.collector.on_api_enter(correlation_id, tool.now());
     }
+    if let Some(stream) = CURRENT_STREAM.get() {
+        tool.collector.on_stream_of(correlation_id, stream);
+    }
     // SAFETY: HIP_RUNTIME_API callbacks carry a hip_api_data payload.
     let Some(data) = (unsafe { payload::<rocprofiler_callback_tracing_hip_api_data_t>(record) })
     else {
@@ -76,17 +80,30 @@ fn on_hip_graph(tool: &state::Tool, record: &rocprofiler_callback_tracing_record
     );
 }
 
+thread_local! {
+    /// The stream of the HIP call this thread is in, from HIP_STREAM SET:
+    /// SET wraps each call that has a stream, and its own record may carry no
+    /// correlation id, so the call's correlation id is joined to the stream
+    /// from the HIP API callbacks on the same thread.
+    static CURRENT_STREAM: Cell<Option<u64>> = const { Cell::new(None) };
+}
+
 fn on_hip_stream(tool: &state::Tool, record: &rocprofiler_callback_tracing_record_t) {
-    if record.operation as u32 != rocprofiler_hip_stream_operation_t::SET.0
-        || record.phase != rocprofiler_callback_phase_t::ENTER
-    {
+    if record.operation as u32 != rocprofiler_hip_stream_operation_t::SET.0 {
+        return;
+    }
+    if record.phase == rocprofiler_callback_phase_t::EXIT {
+        CURRENT_STREAM.set(None);
         return;
     }
     // SAFETY: HIP_STREAM callbacks carry a hip_stream_data payload.
     if let Some(data) = unsafe { payload::<rocprofiler_callback_tracing_hip_stream_data_t>(record) }
     {
-        tool.collector
-            .on_stream_of(record.correlation_id.internal, data.stream_id.handle);
+        CURRENT_STREAM.set(Some(data.stream_id.handle));
+        if record.correlation_id.internal != 0 {
+            tool.collector
+                .on_stream_of(record.correlation_id.internal, data.stream_id.handle);
+        }
     }
 }
 

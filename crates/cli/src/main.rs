@@ -243,7 +243,10 @@ fn demo(out: &Path) -> Result<(), String> {
         name: "built-in graph-32x200".into(),
         text: DEMO_WORKLOAD.into(),
     };
-    let options = RunOptions { record_truth: false, ..RunOptions::default() };
+    let options = RunOptions {
+        record_truth: false,
+        ..RunOptions::default()
+    };
     let session = profile(&workload, &Plan::single(options, out))?;
     session.shutdown()?;
     let trace = trace::read(out)?;
@@ -278,7 +281,9 @@ fn run(args: &RunArgs, out: &Path) -> Result<(), String> {
     let session = profile(&workload, &plan)?;
     session.shutdown()?;
     let files: Vec<PathBuf> = if plan.trace_per_window {
-        (0..plan.schedule.0.len()).map(|w| plan.window_file(w)).collect()
+        (0..plan.schedule.0.len())
+            .map(|w| plan.window_file(w))
+            .collect()
     } else {
         vec![out.to_path_buf()]
     };

@@ -94,7 +94,8 @@ pub struct EventCounts {
 /// Counts events in a trace written by this backend (one event per line).
 pub fn count_gpu_events(path: &Path) -> Result<EventCounts, String> {
     use std::io::BufRead;
-    let file = std::fs::File::open(path).map_err(|e| format!("{}: cannot read: {e}", path.display()))?;
+    let file =
+        std::fs::File::open(path).map_err(|e| format!("{}: cannot read: {e}", path.display()))?;
     let mut counts = EventCounts::default();
     for line in std::io::BufReader::new(file).lines() {
         let line = line.map_err(|e| format!("{}: {e}", path.display()))?;

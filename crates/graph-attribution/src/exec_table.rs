@@ -219,6 +219,15 @@ impl ExecTable {
         attribution
     }
 
+    /// The id launches of the exec at `handle` carry now, if any.
+    #[cfg(feature = "seed-naive-modes")]
+    pub fn current_attribution(&self, handle: ExecHandle) -> Option<AttributionId> {
+        self.published
+            .load()
+            .get(&handle)
+            .and_then(|entry| entry.attribution.ok())
+    }
+
     fn next_own_id(&self, writer: &mut WriterState) -> Result<AttributionId, Anomaly> {
         let candidate = writer.next_own_id;
         if candidate >= self.rekey_floor.load(Ordering::Acquire) {

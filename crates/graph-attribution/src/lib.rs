@@ -75,6 +75,8 @@ pub use ids::{AttributionId, ExecHandle, ExecIdentity, GraphKey, LaunchedExec, O
 pub use knowledge::{ExecKnowledge, Sighting, DEFAULT_CONFIRMATIONS};
 pub use launch_log::{LaunchEnding, LaunchLedger, LaunchLog, LaunchRecord};
 pub use launch_stack::STACK_CAPACITY;
+#[cfg(feature = "seed-naive-modes")]
+pub use tracker::SeedNaive;
 pub use tracker::{LaunchCall, LaunchTracker, TrackerConfig, DEFAULT_LAUNCH_LOG_CAPACITY};
 pub use verdict::{Verdict, VerificationSummary, WithholdReason};
 pub use verifier::{verify_window, VerifiedWindow};

@@ -64,6 +64,22 @@ pub struct LaunchTracker {
     execs: ExecTable,
     log: LaunchLog,
     diagnostics: Diagnostics,
+    #[cfg(feature = "seed-naive-modes")]
+    naive: SeedNaive,
+}
+
+/// The seed's first version, with one of its two exec-lifecycle handlings
+/// left out, so tests can show the aliasing each one prevents. Built only
+/// with the `seed-naive-modes` feature (the crate's own tests); never used
+/// to collect.
+#[cfg(feature = "seed-naive-modes")]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SeedNaive {
+    /// hipGraphExecUpdate keeps the exec's id.
+    pub ignore_updates: bool,
+    /// Create and destroy forget nothing: a new exec at a reused address
+    /// inherits whatever id the address had.
+    pub ignore_create_and_destroy: bool,
 }
 
 impl LaunchTracker {
@@ -73,6 +89,17 @@ impl LaunchTracker {
             execs: ExecTable::new(config.identity),
             log: LaunchLog::with_capacity(config.launch_log_capacity),
             diagnostics: Diagnostics::default(),
+            #[cfg(feature = "seed-naive-modes")]
+            naive: SeedNaive::default(),
+        }
+    }
+
+    /// A tracker with some of the exec-lifecycle handling left out (tests only).
+    #[cfg(feature = "seed-naive-modes")]
+    pub fn seed_naive(config: TrackerConfig, naive: SeedNaive) -> LaunchTracker {
+        LaunchTracker {
+            naive,
+            ..LaunchTracker::new(config)
         }
     }
 
@@ -87,6 +114,12 @@ impl LaunchTracker {
     /// previous exec at that handle. Returns the exec's attribution id, or
     /// `None` when its dispatches will not be attributed (warned once).
     pub fn exec_created(&self, exec: LaunchedExec) -> Option<AttributionId> {
+        #[cfg(feature = "seed-naive-modes")]
+        if self.naive.ignore_create_and_destroy {
+            if let Some(inherited) = self.execs.current_attribution(exec.handle()) {
+                return Some(inherited);
+            }
+        }
         self.execs.exec_created(exec, &self.diagnostics).ok()
     }
 
@@ -94,6 +127,10 @@ impl LaunchTracker {
     /// Its handle will be reused by a later instantiate, which must start
     /// afresh.
     pub fn exec_destroyed(&self, handle: ExecHandle) {
+        #[cfg(feature = "seed-naive-modes")]
+        if self.naive.ignore_create_and_destroy {
+            return;
+        }
         self.execs.exec_destroyed(handle);
     }
 
@@ -102,6 +139,10 @@ impl LaunchTracker {
     /// before and after the update never share a key. Returns the new id, or
     /// `None` if none is left (warned once).
     pub fn exec_updated(&self, handle: ExecHandle) -> Option<AttributionId> {
+        #[cfg(feature = "seed-naive-modes")]
+        if self.naive.ignore_updates {
+            return self.execs.current_attribution(handle);
+        }
         self.execs.exec_updated(handle, &self.diagnostics).ok()
     }
 

@@ -189,12 +189,15 @@ impl Simulator {
     }
 }
 
-/// Finds `file` next to the running binary: its directory, the parent
-/// (target/<profile>/ when running from deps/), and examples/ beside either.
+/// Finds `file` next to the running binary: its directory and deps/ in it,
+/// the parent (target/<profile>/ when running from deps/), and examples/
+/// beside either.
 pub fn locate_library(file: &str) -> Option<PathBuf> {
     let exe = std::env::current_exe().ok()?;
     let dir = exe.parent()?;
-    let mut candidates = vec![dir.join(file)];
+    // cargo uplifts a cdylib to target/<profile>/ only when it builds that
+    // package for itself; as a dependency of a test or binary it stays in deps/.
+    let mut candidates = vec![dir.join(file), dir.join("deps").join(file)];
     if let Some(parent) = dir.parent() {
         candidates.push(parent.join(file));
         candidates.push(parent.join("examples").join(file));

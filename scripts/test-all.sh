@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Runs every test kineto-rocm has, on a fresh Debian machine:
-#   1. installs what is missing (cmake, googletest, nlohmann-json; root + apt),
+#   1. installs what is missing (cmake, googletest, nlohmann-json, valgrind;
+#      root + apt),
 #   2. fetches the real libkineto from PyPI into a cache outside the repo,
-#   3. cargo test for the whole workspace,
+#   3. cargo test for the whole workspace, and a valgrind leak check,
 #   4. builds the C++ face with CMake and runs the ctest suite against kineto.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -12,6 +13,7 @@ need_apt=()
 command -v cmake >/dev/null || need_apt+=(cmake)
 [ -f /usr/include/gtest/gtest.h ] || need_apt+=(libgtest-dev)
 [ -f /usr/include/nlohmann/json.hpp ] || need_apt+=(nlohmann-json3-dev)
+command -v valgrind >/dev/null || need_apt+=(valgrind)
 if [ ${#need_apt[@]} -gt 0 ]; then
   step "installing ${need_apt[*]}"
   if [ "$(id -u)" -ne 0 ]; then
@@ -28,6 +30,9 @@ export KINETO_SDK_DIR
 
 step "cargo test --workspace"
 cargo test --workspace --release 2>&1
+
+step "leak check: the 6400-dispatch workload under valgrind"
+scripts/leak-check.sh
 
 if [ -f CMakeLists.txt ]; then
   step "building the C++ face and the ctest suite"

@@ -3,8 +3,24 @@
 use super::services;
 use super::state::{self, Tool};
 use rocprofiler_sys::*;
+use std::cell::UnsafeCell;
 use std::ffi::{c_char, c_void};
 use std::panic::{catch_unwind, AssertUnwindSafe};
+
+/// What `rocprofiler_configure` hands the SDK, which reads it until finalize.
+struct ConfigureResult(UnsafeCell<rocprofiler_tool_configure_result_t>);
+
+// SAFETY: written once, at compile time; neither the SDK nor the tool ever
+// writes it afterwards (the SDK only reads the function pointers).
+unsafe impl Sync for ConfigureResult {}
+
+static CONFIGURE_RESULT: ConfigureResult =
+    ConfigureResult(UnsafeCell::new(rocprofiler_tool_configure_result_t {
+        size: std::mem::size_of::<rocprofiler_tool_configure_result_t>(),
+        initialize: Some(tool_initialize),
+        finalize: Some(tool_finalize),
+        tool_data: std::ptr::null_mut(),
+    }));
 
 /// The SDK calls this when it finds the symbol in a loaded library, in
 /// `ROCP_TOOL_LIBRARIES`, or through `rocprofiler_force_configure`.
@@ -26,13 +42,7 @@ pub extern "C" fn rocprofiler_configure(
             unsafe { (*client_id).name = c"kineto-rocm".as_ptr() };
         }
         log::debug!("kineto-rocm: configure called by SDK {version} at priority {priority}");
-        // The SDK keeps this pointer until finalize; one per process is leaked on purpose.
-        Box::into_raw(Box::new(rocprofiler_tool_configure_result_t {
-            size: std::mem::size_of::<rocprofiler_tool_configure_result_t>(),
-            initialize: Some(tool_initialize),
-            finalize: Some(tool_finalize),
-            tool_data: std::ptr::null_mut(),
-        }))
+        CONFIGURE_RESULT.0.get()
     });
     outcome.unwrap_or_else(|_| {
         log::error!("kineto-rocm: panic in rocprofiler_configure; the tool stays off");

@@ -9,4 +9,4 @@ mod external_correlation;
 mod malformed;
 mod services;
 pub mod state;
-mod verification;
+pub mod verification;

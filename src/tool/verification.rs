@@ -4,8 +4,8 @@
 //! leaves the backend.
 use activity_store::{CopyDirection, FinalisedWindow};
 use graph_attribution::{
-    verify_window, DispatchKind, DispatchObservation, ExecKnowledge, LaunchLedger, LaunchTracker,
-    Verdict, VerificationSummary, WindowEvidence,
+    verify_window, DispatchKind, DispatchObservation, ExecKnowledge, LaunchLedger, LaunchRecord,
+    LaunchTracker, Verdict, VerificationSummary, WindowEvidence,
 };
 use std::collections::{HashMap, HashSet};
 use std::hash::{Hash, Hasher};
@@ -58,6 +58,17 @@ fn direction_code(direction: CopyDirection) -> u8 {
 impl Verification {
     /// Verifies `window` in place and returns its summary lines.
     pub fn verify(&self, tracker: &LaunchTracker, window: &mut FinalisedWindow) -> Vec<String> {
+        self.verify_with_launches(tracker, window, tracker.drain_launches())
+    }
+
+    /// As [`Verification::verify`], with the launches finished since the last
+    /// window given rather than drained from the tracker.
+    pub fn verify_with_launches(
+        &self,
+        tracker: &LaunchTracker,
+        window: &mut FinalisedWindow,
+        finished_launches: Vec<LaunchRecord>,
+    ) -> Vec<String> {
         let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
         let State {
             ledger,
@@ -65,7 +76,7 @@ impl Verification {
             lost_seen,
             session,
         } = &mut *state;
-        ledger.absorb(tracker.drain_launches());
+        ledger.absorb(finished_launches);
 
         let calls: HashSet<u64> = window.api_calls.correlation_id().iter().copied().collect();
         let launches = ledger.take_where(|correlation| calls.contains(&correlation));

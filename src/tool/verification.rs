@@ -144,7 +144,13 @@ impl Verification {
         fill(window.copies.graph_columns_mut(), copy_verdicts);
 
         session.merge(&verified.summary);
-        log::info!(
+        let level = if verified.summary.withheld() > 0 {
+            log::Level::Warn
+        } else {
+            log::Level::Info
+        };
+        log::log!(
+            level,
             "kineto-rocm: window {}: {}",
             window.id.get(),
             verified.summary

@@ -1,10 +1,11 @@
 //! Synchronous SDK callbacks and the buffer callback. Each catches panics: no
 //! unwind reaches the SDK.
+use super::collector::Batch;
 use super::decode;
 use super::state;
 use graph_attribution::LaunchCall;
 use rocprofiler_sys::*;
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::ffi::c_void;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
@@ -126,6 +127,11 @@ fn on_code_object(tool: &state::Tool, record: &rocprofiler_callback_tracing_reco
     }
 }
 
+thread_local! {
+    /// The buffer thread's scratch space for one buffer's records.
+    static BATCH: RefCell<Batch> = RefCell::new(Batch::default());
+}
+
 pub unsafe extern "C" fn on_buffer(
     _context: rocprofiler_context_id_t,
     _buffer: rocprofiler_buffer_id_t,
@@ -142,36 +148,39 @@ pub unsafe extern "C" fn on_buffer(
         if headers.is_null() {
             return;
         }
-        for i in 0..num_headers {
-            // SAFETY: the SDK passes `num_headers` valid header pointers.
-            let header = unsafe { *headers.add(i) };
-            if header.is_null() {
-                continue;
-            }
-            // SAFETY: a non-null header the SDK owns for this callback.
-            let header = unsafe { *header };
-            if header.payload.is_null() {
-                continue;
-            }
-            // SAFETY: every tracing record begins with its u64 size; the SDK
-            // keeps `size` bytes readable at `payload` during the callback.
-            // The slice never exceeds the largest record the decoder reads,
-            // so a size that lies cannot make it reach further than that.
-            let bytes = unsafe {
-                let size = std::ptr::read_unaligned(header.payload as *const u64) as usize;
-                std::slice::from_raw_parts(
-                    header.payload as *const u8,
-                    size.clamp(8, decode::LARGEST_RECORD),
-                )
-            };
-            match decode::decode(header.category, header.kind, bytes) {
-                Ok(record) => tool.collector.on_record(record),
-                Err(defect) => {
-                    tool.malformed.record(defect);
-                    tool.collector.count_malformed();
+        BATCH.with_borrow_mut(|batch| {
+            for i in 0..num_headers {
+                // SAFETY: the SDK passes `num_headers` valid header pointers.
+                let header = unsafe { *headers.add(i) };
+                if header.is_null() {
+                    continue;
+                }
+                // SAFETY: a non-null header the SDK owns for this callback.
+                let header = unsafe { *header };
+                if header.payload.is_null() {
+                    continue;
+                }
+                // SAFETY: every tracing record begins with its u64 size; the SDK
+                // keeps `size` bytes readable at `payload` during the callback.
+                // The slice never exceeds the largest record the decoder reads,
+                // so a size that lies cannot make it reach further than that.
+                let bytes = unsafe {
+                    let size = std::ptr::read_unaligned(header.payload as *const u64) as usize;
+                    std::slice::from_raw_parts(
+                        header.payload as *const u8,
+                        size.clamp(8, decode::LARGEST_RECORD),
+                    )
+                };
+                match decode::decode(header.category, header.kind, bytes) {
+                    Ok(record) => batch.add(record),
+                    Err(defect) => {
+                        tool.malformed.record(defect);
+                        tool.collector.count_malformed();
+                    }
                 }
             }
-        }
+            tool.collector.on_records(batch);
+        });
     }));
     if outcome.is_err() {
         log::error!(

@@ -11,7 +11,8 @@ use crate::bridge::ffi::{
     CopyActivity, DeviceLane, KernelActivity, RuntimeActivity, WindowActivities,
 };
 use activity_store::{
-    ActivityStore, CopyDirection, ExternalDomain, FinalisedWindow, StoreConfig, WindowId,
+    ActivityStore, CopyDirection, ExternalDomain, FinalisedWindow, GraphLaunch, HipApiCall,
+    KernelDispatch, MemoryCopy, StoreConfig, WindowId,
 };
 use graph_attribution::{LaunchCall, LaunchTracker};
 use rocprofiler_sys::*;
@@ -32,6 +33,36 @@ pub fn attribution_enabled_from_env() -> bool {
         log::warn!("kineto-rocm: {warning}");
     }
     enabled
+}
+
+/// One SDK buffer's records, sorted by kind; reused between buffers.
+#[derive(Default)]
+pub struct Batch {
+    kernels: Vec<KernelDispatch>,
+    copies: Vec<MemoryCopy>,
+    api_calls: Vec<HipApiCall>,
+    graph_launches: Vec<GraphLaunch>,
+    retired: Vec<u64>,
+}
+
+impl Batch {
+    pub fn add(&mut self, record: Decoded) {
+        match record {
+            Decoded::Kernel(k) => self.kernels.push(k),
+            Decoded::Copy(c) => self.copies.push(c),
+            Decoded::Api(a) => self.api_calls.push(a),
+            Decoded::GraphLaunch(g) => self.graph_launches.push(g),
+            Decoded::Retired { correlation_id } => self.retired.push(correlation_id),
+        }
+    }
+
+    fn clear(&mut self) {
+        self.kernels.clear();
+        self.copies.clear();
+        self.api_calls.clear();
+        self.graph_launches.clear();
+        self.retired.clear();
+    }
 }
 
 #[derive(Default)]
@@ -131,14 +162,18 @@ impl Collector {
         }
     }
 
-    pub fn on_record(&self, record: Decoded) {
-        match record {
-            Decoded::Kernel(k) => self.store.push_kernel(k),
-            Decoded::Copy(c) => self.store.push_copy(c),
-            Decoded::Api(a) => self.store.push_api_call(a),
-            Decoded::GraphLaunch(g) => self.store.push_graph_launch(g),
-            Decoded::Retired { correlation_id } => self.store.retire(correlation_id),
+    /// Takes one SDK buffer's decoded records: each kind pushed as one
+    /// batch (one lock per run of a window, not per record), retirements
+    /// last, so a correlation id retires only after its records are stored.
+    pub fn on_records(&self, records: &mut Batch) {
+        self.store.push_kernels(&records.kernels);
+        self.store.push_copies(&records.copies);
+        self.store.push_api_calls(&records.api_calls);
+        self.store.push_graph_launches(&records.graph_launches);
+        for correlation_id in records.retired.drain(..) {
+            self.store.retire(correlation_id);
         }
+        records.clear();
     }
 
     pub fn count_malformed(&self) {

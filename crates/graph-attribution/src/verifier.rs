@@ -56,6 +56,7 @@
 
 use std::collections::{HashMap, HashSet};
 
+use crate::contended::Contended;
 use crate::evidence::{DispatchKind, DispatchObservation, NodeSignature, WindowEvidence};
 use crate::ids::{AttributionId, GraphKey, Ordinal};
 use crate::knowledge::{ExecKnowledge, Sighting};
@@ -191,24 +192,47 @@ pub fn verify_window(
         signature_writers: &signature_writers,
     };
 
-    // Rule 2: learn, only from a window without contamination evidence.
+    // Rule 2: learn from a window without contamination evidence; rule 6:
+    // from a contended one, only what the queues' packet order proves.
     let mut summary = VerificationSummary::default();
     let contaminated = evidence.launches_lost > 0
         || instances
             .iter()
             .any(|inst| !facts.well_formed(inst) || facts.contradicts(inst, knowledge));
+    let contended = Contended::analyse(evidence, knowledge);
     if contaminated {
-        summary.windows_not_learned_from = 1;
+        let proven = contended
+            .as_ref()
+            .map(Contended::proven)
+            .unwrap_or_default();
+        if proven.is_empty() {
+            summary.windows_not_learned_from = 1;
+        }
+        for (exec, sequence, launches) in proven {
+            if knowledge.record_sighting(exec, sequence, launches) == Sighting::Confirmed {
+                summary.execs_learned += 1;
+            }
+        }
     } else {
         summary.execs_learned = learn(&facts, &instances, knowledge);
     }
+    // What the queues say about a dispatch, where they say anything.
+    let proof = |i: usize| contended.as_ref().and_then(|c| c.proof(i, knowledge));
+    let possible_execs = |i: usize| contended.as_ref().and_then(|c| c.execs_of(i));
 
     // Rule 3: vouch for clean instances; everything else is stray.
     let mut unclean: HashMap<AttributionId, Vec<u64>> = HashMap::new();
     let mut strays: Vec<usize> = Vec::new();
     for inst in &instances {
         let sequence = knowledge.sequence(inst.attribution);
-        let clean = sequence.is_some_and(|seq| facts.clean(inst, seq));
+        // Rule 6 also vetoes: a member whose run the queues give to another
+        // exec or key is not vouched for.
+        let clean = sequence.is_some_and(|seq| facts.clean(inst, seq))
+            && inst.members.iter().all(|&i| {
+                let claim = claimed[i].expect("members are graphed");
+                proof(i).map_or(true, |p| GraphKey::new(p.exec, Ordinal(p.ordinal)) == claim)
+                    && possible_execs(i).map_or(true, |execs| execs.contains(&claim.graph_id))
+            });
         if clean {
             for &i in &inst.members {
                 verdicts[i] = Verdict::Vouched(claimed[i].expect("members are graphed"));
@@ -241,6 +265,30 @@ pub fn verify_window(
                 .push(GraphKey::new(exec, Ordinal(ordinal as u32)));
         }
     }
+    // Rule 6: a stray whose run the queues prove is repaired to that key.
+    strays.retain(|&i| match proof(i) {
+        Some(p) => {
+            verdicts[i] = Verdict::Repaired {
+                key: GraphKey::new(p.exec, Ordinal(p.ordinal)),
+                correlation_id: p.launch,
+            };
+            false
+        }
+        None => true,
+    });
+    // Execs in the window without a trusted sequence: what they run is
+    // unknown (or bounded by the queues), so a look-alike may be theirs.
+    let mut unlearned: Vec<AttributionId> = instances
+        .iter()
+        .map(|inst| inst.attribution)
+        .filter(|&id| !knowledge.knows(id))
+        .collect();
+    unlearned.sort_unstable();
+    unlearned.dedup();
+    let unlearned_may_run: Vec<Option<HashSet<NodeSignature>>> = unlearned
+        .iter()
+        .map(|&exec| contended.as_ref().and_then(|c| c.may_run(exec)))
+        .collect();
     let mut strays_by_signature: HashMap<NodeSignature, Vec<usize>> = HashMap::new();
     for &i in &strays {
         strays_by_signature
@@ -254,6 +302,11 @@ pub fn verify_window(
             [] => None,
             [key] => Some(if ungraphed.contains(signature) {
                 Verdict::Withheld(WithholdReason::SignatureAlsoRunsUngraphed)
+            } else if unlearned_may_run
+                .iter()
+                .any(|may| may.as_ref().map_or(true, |sigs| sigs.contains(signature)))
+            {
+                Verdict::Withheld(WithholdReason::UnlearnedExecMayRunIt)
             } else {
                 let open = unclean.get(&key.graph_id).map(Vec::as_slice).unwrap_or(&[]);
                 if group.len() > open.len() {
@@ -271,6 +324,13 @@ pub fn verify_window(
             _ => Some(Verdict::Withheld(WithholdReason::AmbiguousSignature)),
         };
         for &i in group {
+            // The queues may rule the key's exec out for this dispatch.
+            if let Some(Verdict::Repaired { key, .. }) = verdict {
+                if possible_execs(i).is_some_and(|execs| !execs.contains(&key.graph_id)) {
+                    verdicts[i] = Verdict::Withheld(WithholdReason::NoEvidence);
+                    continue;
+                }
+            }
             verdicts[i] = verdict.unwrap_or_else(|| {
                 let key = claimed[i].expect("strays are graphed");
                 Verdict::Withheld(match knowledge.sequence(key.graph_id) {

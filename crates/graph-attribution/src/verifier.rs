@@ -289,6 +289,18 @@ pub fn verify_window(
         .iter()
         .map(|&exec| contended.as_ref().and_then(|c| c.may_run(exec)))
         .collect();
+    // How often each kernel ran in the window, whatever its slot, and how
+    // many launches of each exec the window has.
+    let mut ran: HashMap<NodeSignature, usize> = HashMap::new();
+    for o in observations {
+        *ran.entry(o.node_signature()).or_default() += 1;
+    }
+    let mut launched: HashMap<AttributionId, usize> = HashMap::new();
+    for (record, _) in records.values() {
+        if let Some(exec) = record.attribution {
+            *launched.entry(exec).or_default() += 1;
+        }
+    }
     let mut strays_by_signature: HashMap<NodeSignature, Vec<usize>> = HashMap::new();
     for &i in &strays {
         strays_by_signature
@@ -307,6 +319,15 @@ pub fn verify_window(
                 .any(|may| may.as_ref().map_or(true, |sigs| sigs.contains(signature)))
             {
                 Verdict::Withheld(WithholdReason::UnlearnedExecMayRunIt)
+            } else if ran.get(signature).copied().unwrap_or(0)
+                > launched.get(&key.graph_id).copied().unwrap_or(0)
+            {
+                // Each launch of the exec runs the kernel once and no other
+                // exec of the window runs it, so more dispatches of it than
+                // launches (whatever their slots say) means ungraphed work
+                // that a stray may be. In a complete window this catches
+                // every such case; otherwise a lost dispatch can hide one.
+                Verdict::Withheld(WithholdReason::CountMismatch)
             } else {
                 let open = unclean.get(&key.graph_id).map(Vec::as_slice).unwrap_or(&[]);
                 if group.len() > open.len() {

@@ -28,25 +28,43 @@
 //!    queues no other thread wrote to are used, all of an exec's instances
 //!    must agree, and a sequence is trusted after
 //!    [`crate::knowledge::DEFAULT_CONFIRMATIONS`] identical sightings.
+//!    A contaminated window teaches only what rule 6 proves.
 //! 3. **Vouch.** An instance is clean when its exec's sequence is trusted
 //!    and it yields exactly that many dispatches, ordinals 0..n-1, each with
 //!    the trusted signature at its ordinal, its record is present, exited
 //!    and credited that count, the SDK's count (if any) agrees, and it is
 //!    not *exposed*: no other thread's dispatch with one of the exec's
 //!    signatures ran on a queue the instance ran on (such a dispatch may be
-//!    the instance's own, swapped for a look-alike). Every dispatch of a
-//!    clean instance is [`Verdict::Vouched`].
+//!    the instance's own, swapped for a look-alike), and rule 6 does not
+//!    give any of its dispatches to another key or exec. Every dispatch of
+//!    a clean instance is [`Verdict::Vouched`].
 //! 4. **Repair.** Every other graphed dispatch is *stray*. Its signature is
 //!    looked up among the nodes of the execs known in the window (those with
 //!    a trusted sequence and an instance here). Exactly one (exec, ordinal)
 //!    must match; the signature must not also have run ungraphed in this
-//!    window; and the strays with that signature must not outnumber the
-//!    exec's unclean instances (each has one open slot for it). Then the
+//!    window; no exec of the window without a trusted sequence may run it
+//!    (unbounded unless rule 6 bounds what it may run); it must not have
+//!    run more often in the window, whatever the slots say, than its exec
+//!    was launched (more means ungraphed work carrying a graph slot); rule 6
+//!    must not rule the exec out for the dispatch's run; and the strays with
+//!    that signature must not outnumber the exec's unclean instances (each
+//!    has one open slot for it). Strays rule 6 proves are repaired first,
+//!    to the proven key and launch. Then the
 //!    dispatch is [`Verdict::Repaired`] to that key, and given the launch's
 //!    correlation id when exactly one unclean instance of that exec exists.
 //!    Otherwise it is withheld with the first reason that applies.
 //! 5. **Safety net.** Any key that would be emitted for more than one
 //!    signature in the window is withheld for all its records.
+//! 6. **Queue order** ([`crate::contended`], needs the SDK's launch records,
+//!    API spans and a complete window). On a hardware queue whose kernels
+//!    are exactly its launches' packets, the dispatches in start order are
+//!    whole runs, one per launch, in append order; each run's possible
+//!    launches are bounded by ENTER/EXIT precedence and by the EXIT of the
+//!    calls that wrote later runs. An exec's sequence is learned when every
+//!    other sequence is refuted by matching its launches to runs; a run's
+//!    key is proven when all its possible launches are of one exec whose
+//!    trusted sequence it is, and linked when only one launch is possible.
+//!    Never reads the tracker's claims.
 //!
 //! Withholding is always acceptable; a wrong pair is not. Residual risk,
 //! documented rather than hidden: a dispatch swapped with an

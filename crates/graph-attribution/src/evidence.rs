@@ -90,7 +90,7 @@ pub struct WindowEvidence<'a> {
     pub launches_lost: u64,
     /// SDK 1.3 HIP_GRAPH records of the window's launches (queue and kernel
     /// count). `None` on SDK < 1.3. Needed, with `api_spans`, by the
-    /// contended-window rules ([`crate::contended`]).
+    /// contended-window rules (rule 6, `contended.rs`).
     pub sdk_launches: Option<&'a [SdkLaunch]>,
     /// The window's HIP API calls: every graph launch's ENTER/EXIT, and the
     /// call each dispatch record's correlation id names (the call during

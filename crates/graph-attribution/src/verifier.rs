@@ -55,7 +55,7 @@
 //!    Otherwise it is withheld with the first reason that applies.
 //! 5. **Safety net.** Any key that would be emitted for more than one
 //!    signature in the window is withheld for all its records.
-//! 6. **Queue order** ([`crate::contended`], needs the SDK's launch records,
+//! 6. **Queue order** (`contended.rs`, needs the SDK's launch records,
 //!    API spans and a complete window). On a hardware queue whose kernels
 //!    are exactly its launches' packets, the dispatches in start order are
 //!    whole runs, one per launch, in append order; each run's possible

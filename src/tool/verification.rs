@@ -4,8 +4,8 @@
 //! leaves the backend.
 use activity_store::{CopyDirection, FinalisedWindow};
 use graph_attribution::{
-    verify_window, DispatchKind, DispatchObservation, ExecKnowledge, LaunchLedger, LaunchRecord,
-    LaunchTracker, Verdict, VerificationSummary, WindowEvidence,
+    verify_window, ApiSpan, DispatchKind, DispatchObservation, ExecKnowledge, LaunchLedger,
+    LaunchRecord, LaunchTracker, SdkLaunch, Verdict, VerificationSummary, WindowEvidence,
 };
 use std::collections::{HashMap, HashSet};
 use std::hash::{Hash, Hasher};
@@ -128,11 +128,41 @@ impl Verification {
                 )
             })
             .collect();
+        // For the contended-window rules: each launch's queue, every API
+        // call's ENTER/EXIT, and whether any dispatch record may be missing.
+        let sdk_launches: Vec<SdkLaunch> = window
+            .graph_launches
+            .rows()
+            .map(|launch| SdkLaunch {
+                correlation_id: launch.correlation_id,
+                queue_id: launch.queue,
+                kernel_dispatch_count: launch.kernel_dispatch_count.min(u32::MAX as u64) as u32,
+            })
+            .collect();
+        let api_spans: Vec<ApiSpan> = window
+            .api_calls
+            .rows()
+            .map(|call| ApiSpan {
+                correlation_id: call.correlation_id,
+                thread_id: call.thread_id,
+                enter_ns: call.start_ns,
+                exit_ns: call.end_ns,
+            })
+            .collect();
+        let drops = window.stats.session_drops;
+        let dispatches_complete = window.completeness.is_complete()
+            && window.stats.over_limit == 0
+            && drops.after_finalise == 0
+            && drops.over_limit == 0
+            && drops.malformed == 0;
         let evidence = WindowEvidence {
             observations: &observations,
             launches: &launches,
             sdk_kernel_counts: (!window.graph_launches.is_empty()).then_some(&sdk_counts),
             launches_lost,
+            sdk_launches: (!window.graph_launches.is_empty()).then_some(&sdk_launches[..]),
+            api_spans: &api_spans,
+            dispatches_complete,
         };
         let verified = verify_window(&evidence, knowledge);
         for retired in tracker.take_retired_attributions() {

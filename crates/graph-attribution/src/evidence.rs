@@ -51,6 +51,27 @@ impl DispatchObservation {
     }
 }
 
+/// What the SDK's HIP_GRAPH launch record (1.3+) says about one launch:
+/// where its packets went and how many kernels it produced.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SdkLaunch {
+    /// The hipGraphLaunch call's correlation id.
+    pub correlation_id: u64,
+    /// The hardware queue of the launch's stream (the record's `queue_id`).
+    pub queue_id: u64,
+    pub kernel_dispatch_count: u32,
+}
+
+/// One HIP API call as its HIP_RUNTIME_API record gives it: the thread and
+/// the ENTER and EXIT timestamps (the same clock for every call).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ApiSpan {
+    pub correlation_id: u64,
+    pub thread_id: u64,
+    pub enter_ns: u64,
+    pub exit_ns: u64,
+}
+
 /// Everything known about one window's graph dispatches.
 #[derive(Clone, Copy, Debug)]
 pub struct WindowEvidence<'a> {
@@ -67,6 +88,19 @@ pub struct WindowEvidence<'a> {
     /// ledger overflow). Nonzero means a missing launch may explain what
     /// looks clean, so nothing new is learned from this window.
     pub launches_lost: u64,
+    /// SDK 1.3 HIP_GRAPH records of the window's launches (queue and kernel
+    /// count). `None` on SDK < 1.3. Needed, with `api_spans`, by the
+    /// contended-window rules (rule 6, `contended.rs`).
+    pub sdk_launches: Option<&'a [SdkLaunch]>,
+    /// The window's HIP API calls: every graph launch's ENTER/EXIT, and the
+    /// call each dispatch record's correlation id names (the call during
+    /// which its packet was written). Calls missing here only weaken what
+    /// the contended rules can conclude.
+    pub api_spans: &'a [ApiSpan],
+    /// The caller knows every dispatch record of the window's launches is
+    /// here: the window is complete (every correlation id retired) and no
+    /// record was dropped. Without it the contended rules do nothing.
+    pub dispatches_complete: bool,
 }
 
 impl<'a> WindowEvidence<'a> {
@@ -79,6 +113,9 @@ impl<'a> WindowEvidence<'a> {
             launches,
             sdk_kernel_counts: None,
             launches_lost: 0,
+            sdk_launches: None,
+            api_spans: &[],
+            dispatches_complete: false,
         }
     }
 }

@@ -56,6 +56,7 @@
 //! With attribution off ([`graph_attribution_enabled`] says false) the tool
 //! library registers none of these callbacks, so "off" costs nothing.
 
+pub(crate) mod contended;
 pub mod diagnostics;
 pub mod env;
 pub mod evidence;
@@ -70,7 +71,9 @@ pub mod verifier;
 
 pub use diagnostics::{Anomaly, AnomalyCounts};
 pub use env::{graph_attribution_enabled, DISABLE_GRAPH_ATTRIBUTION_VAR};
-pub use evidence::{DispatchKind, DispatchObservation, NodeSignature, WindowEvidence};
+pub use evidence::{
+    ApiSpan, DispatchKind, DispatchObservation, NodeSignature, SdkLaunch, WindowEvidence,
+};
 pub use ids::{AttributionId, ExecHandle, ExecIdentity, GraphKey, LaunchedExec, Ordinal};
 pub use knowledge::{ExecKnowledge, Sighting, DEFAULT_CONFIRMATIONS};
 pub use launch_log::{LaunchEnding, LaunchLedger, LaunchLog, LaunchRecord};

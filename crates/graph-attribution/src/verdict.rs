@@ -60,6 +60,9 @@ pub enum WithholdReason {
     CountMismatch,
     /// The key would have covered more than one kind of dispatch.
     KeyCoversSeveralKernels,
+    /// An exec of the window whose sequence is not learned may run this
+    /// kernel, so the one learned node that matches may not be its source.
+    UnlearnedExecMayRunIt,
 }
 
 impl WithholdReason {
@@ -73,6 +76,7 @@ impl WithholdReason {
             WithholdReason::SignatureAlsoRunsUngraphed => "kernel also ran ungraphed",
             WithholdReason::CountMismatch => "count mismatch",
             WithholdReason::KeyCoversSeveralKernels => "key covers several kernels",
+            WithholdReason::UnlearnedExecMayRunIt => "an unlearned exec may run it",
         }
     }
 }

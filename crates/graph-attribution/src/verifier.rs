@@ -28,25 +28,43 @@
 //!    queues no other thread wrote to are used, all of an exec's instances
 //!    must agree, and a sequence is trusted after
 //!    [`crate::knowledge::DEFAULT_CONFIRMATIONS`] identical sightings.
+//!    A contaminated window teaches only what rule 6 proves.
 //! 3. **Vouch.** An instance is clean when its exec's sequence is trusted
 //!    and it yields exactly that many dispatches, ordinals 0..n-1, each with
 //!    the trusted signature at its ordinal, its record is present, exited
 //!    and credited that count, the SDK's count (if any) agrees, and it is
 //!    not *exposed*: no other thread's dispatch with one of the exec's
 //!    signatures ran on a queue the instance ran on (such a dispatch may be
-//!    the instance's own, swapped for a look-alike). Every dispatch of a
-//!    clean instance is [`Verdict::Vouched`].
+//!    the instance's own, swapped for a look-alike), and rule 6 does not
+//!    give any of its dispatches to another key or exec. Every dispatch of
+//!    a clean instance is [`Verdict::Vouched`].
 //! 4. **Repair.** Every other graphed dispatch is *stray*. Its signature is
 //!    looked up among the nodes of the execs known in the window (those with
 //!    a trusted sequence and an instance here). Exactly one (exec, ordinal)
 //!    must match; the signature must not also have run ungraphed in this
-//!    window; and the strays with that signature must not outnumber the
-//!    exec's unclean instances (each has one open slot for it). Then the
+//!    window; no exec of the window without a trusted sequence may run it
+//!    (unbounded unless rule 6 bounds what it may run); it must not have
+//!    run more often in the window, whatever the slots say, than its exec
+//!    was launched (more means ungraphed work carrying a graph slot); rule 6
+//!    must not rule the exec out for the dispatch's run; and the strays with
+//!    that signature must not outnumber the exec's unclean instances (each
+//!    has one open slot for it). Strays rule 6 proves are repaired first,
+//!    to the proven key and launch. Then the
 //!    dispatch is [`Verdict::Repaired`] to that key, and given the launch's
 //!    correlation id when exactly one unclean instance of that exec exists.
 //!    Otherwise it is withheld with the first reason that applies.
 //! 5. **Safety net.** Any key that would be emitted for more than one
 //!    signature in the window is withheld for all its records.
+//! 6. **Queue order** (`contended.rs`, needs the SDK's launch records,
+//!    API spans and a complete window). On a hardware queue whose kernels
+//!    are exactly its launches' packets, the dispatches in start order are
+//!    whole runs, one per launch, in append order; each run's possible
+//!    launches are bounded by ENTER/EXIT precedence and by the EXIT of the
+//!    calls that wrote later runs. An exec's sequence is learned when every
+//!    other sequence is refuted by matching its launches to runs; a run's
+//!    key is proven when all its possible launches are of one exec whose
+//!    trusted sequence it is, and linked when only one launch is possible.
+//!    Never reads the tracker's claims.
 //!
 //! Withholding is always acceptable; a wrong pair is not. Residual risk,
 //! documented rather than hidden: a dispatch swapped with an
@@ -56,6 +74,7 @@
 
 use std::collections::{HashMap, HashSet};
 
+use crate::contended::Contended;
 use crate::evidence::{DispatchKind, DispatchObservation, NodeSignature, WindowEvidence};
 use crate::ids::{AttributionId, GraphKey, Ordinal};
 use crate::knowledge::{ExecKnowledge, Sighting};
@@ -191,24 +210,47 @@ pub fn verify_window(
         signature_writers: &signature_writers,
     };
 
-    // Rule 2: learn, only from a window without contamination evidence.
+    // Rule 2: learn from a window without contamination evidence; rule 6:
+    // from a contended one, only what the queues' packet order proves.
     let mut summary = VerificationSummary::default();
     let contaminated = evidence.launches_lost > 0
         || instances
             .iter()
             .any(|inst| !facts.well_formed(inst) || facts.contradicts(inst, knowledge));
+    let contended = Contended::analyse(evidence, knowledge);
     if contaminated {
-        summary.windows_not_learned_from = 1;
+        let proven = contended
+            .as_ref()
+            .map(Contended::proven)
+            .unwrap_or_default();
+        if proven.is_empty() {
+            summary.windows_not_learned_from = 1;
+        }
+        for (exec, sequence, launches) in proven {
+            if knowledge.record_sighting(exec, sequence, launches) == Sighting::Confirmed {
+                summary.execs_learned += 1;
+            }
+        }
     } else {
         summary.execs_learned = learn(&facts, &instances, knowledge);
     }
+    // What the queues say about a dispatch, where they say anything.
+    let proof = |i: usize| contended.as_ref().and_then(|c| c.proof(i, knowledge));
+    let possible_execs = |i: usize| contended.as_ref().and_then(|c| c.execs_of(i));
 
     // Rule 3: vouch for clean instances; everything else is stray.
     let mut unclean: HashMap<AttributionId, Vec<u64>> = HashMap::new();
     let mut strays: Vec<usize> = Vec::new();
     for inst in &instances {
         let sequence = knowledge.sequence(inst.attribution);
-        let clean = sequence.is_some_and(|seq| facts.clean(inst, seq));
+        // Rule 6 also vetoes: a member whose run the queues give to another
+        // exec or key is not vouched for.
+        let clean = sequence.is_some_and(|seq| facts.clean(inst, seq))
+            && inst.members.iter().all(|&i| {
+                let claim = claimed[i].expect("members are graphed");
+                proof(i).map_or(true, |p| GraphKey::new(p.exec, Ordinal(p.ordinal)) == claim)
+                    && possible_execs(i).map_or(true, |execs| execs.contains(&claim.graph_id))
+            });
         if clean {
             for &i in &inst.members {
                 verdicts[i] = Verdict::Vouched(claimed[i].expect("members are graphed"));
@@ -241,6 +283,42 @@ pub fn verify_window(
                 .push(GraphKey::new(exec, Ordinal(ordinal as u32)));
         }
     }
+    // Rule 6: a stray whose run the queues prove is repaired to that key.
+    strays.retain(|&i| match proof(i) {
+        Some(p) => {
+            verdicts[i] = Verdict::Repaired {
+                key: GraphKey::new(p.exec, Ordinal(p.ordinal)),
+                correlation_id: p.launch,
+            };
+            false
+        }
+        None => true,
+    });
+    // Execs in the window without a trusted sequence: what they run is
+    // unknown (or bounded by the queues), so a look-alike may be theirs.
+    let mut unlearned: Vec<AttributionId> = instances
+        .iter()
+        .map(|inst| inst.attribution)
+        .filter(|&id| !knowledge.knows(id))
+        .collect();
+    unlearned.sort_unstable();
+    unlearned.dedup();
+    let unlearned_may_run: Vec<Option<HashSet<NodeSignature>>> = unlearned
+        .iter()
+        .map(|&exec| contended.as_ref().and_then(|c| c.may_run(exec)))
+        .collect();
+    // How often each kernel ran in the window, whatever its slot, and how
+    // many launches of each exec the window has.
+    let mut ran: HashMap<NodeSignature, usize> = HashMap::new();
+    for o in observations {
+        *ran.entry(o.node_signature()).or_default() += 1;
+    }
+    let mut launched: HashMap<AttributionId, usize> = HashMap::new();
+    for (record, _) in records.values() {
+        if let Some(exec) = record.attribution {
+            *launched.entry(exec).or_default() += 1;
+        }
+    }
     let mut strays_by_signature: HashMap<NodeSignature, Vec<usize>> = HashMap::new();
     for &i in &strays {
         strays_by_signature
@@ -254,6 +332,20 @@ pub fn verify_window(
             [] => None,
             [key] => Some(if ungraphed.contains(signature) {
                 Verdict::Withheld(WithholdReason::SignatureAlsoRunsUngraphed)
+            } else if unlearned_may_run
+                .iter()
+                .any(|may| may.as_ref().map_or(true, |sigs| sigs.contains(signature)))
+            {
+                Verdict::Withheld(WithholdReason::UnlearnedExecMayRunIt)
+            } else if ran.get(signature).copied().unwrap_or(0)
+                > launched.get(&key.graph_id).copied().unwrap_or(0)
+            {
+                // Each launch of the exec runs the kernel once and no other
+                // exec of the window runs it, so more dispatches of it than
+                // launches (whatever their slots say) means ungraphed work
+                // that a stray may be. In a complete window this catches
+                // every such case; otherwise a lost dispatch can hide one.
+                Verdict::Withheld(WithholdReason::CountMismatch)
             } else {
                 let open = unclean.get(&key.graph_id).map(Vec::as_slice).unwrap_or(&[]);
                 if group.len() > open.len() {
@@ -271,6 +363,13 @@ pub fn verify_window(
             _ => Some(Verdict::Withheld(WithholdReason::AmbiguousSignature)),
         };
         for &i in group {
+            // The queues may rule the key's exec out for this dispatch.
+            if let Some(Verdict::Repaired { key, .. }) = verdict {
+                if possible_execs(i).is_some_and(|execs| !execs.contains(&key.graph_id)) {
+                    verdicts[i] = Verdict::Withheld(WithholdReason::NoEvidence);
+                    continue;
+                }
+            }
             verdicts[i] = verdict.unwrap_or_else(|| {
                 let key = claimed[i].expect("strays are graphed");
                 Verdict::Withheld(match knowledge.sequence(key.graph_id) {

@@ -172,6 +172,22 @@ impl Verification {
         let (kernel_verdicts, copy_verdicts) = verified.verdicts.split_at(kernels.len());
         fill(window.kernels.graph_columns_mut(), kernel_verdicts);
         fill(window.copies.graph_columns_mut(), copy_verdicts);
+        let links: HashMap<u64, (Option<u64>, Option<u64>)> = window
+            .api_calls
+            .rows()
+            .map(|call| {
+                (
+                    call.correlation_id,
+                    (call.external_id_default, call.external_id_user),
+                )
+            })
+            .collect();
+        relink(
+            window.kernels.linkage_columns_mut(),
+            kernel_verdicts,
+            &links,
+        );
+        relink(window.copies.linkage_columns_mut(), copy_verdicts, &links);
 
         session.merge(&verified.summary);
         let level = if verified.summary.withheld() > 0 {
@@ -200,6 +216,31 @@ impl Verification {
             lines.push(format!("tracker_anomalies={}", anomalies.total()));
         }
         lines
+    }
+}
+
+/// A repaired dispatch was credited to the wrong launch, so its correlation
+/// id (and the CPU op it links to) may be another thread's. Where the
+/// verifier found its true launch, link it to that launch's CPU op; where it
+/// could not, drop the link rather than show a wrong one.
+fn relink(
+    columns: activity_store::LinkageColumnsMut<'_>,
+    verdicts: &[Verdict],
+    links: &HashMap<u64, (Option<u64>, Option<u64>)>,
+) {
+    for (i, verdict) in verdicts.iter().enumerate() {
+        let Verdict::Repaired { correlation_id, .. } = *verdict else {
+            continue;
+        };
+        let (default, user) = match correlation_id {
+            Some(launch) => {
+                columns.correlation_id[i] = launch;
+                links.get(&launch).copied().unwrap_or((None, None))
+            }
+            None => (None, None),
+        };
+        columns.external_id_default[i] = default;
+        columns.external_id_user[i] = user;
     }
 }
 

@@ -130,7 +130,26 @@ pub struct GraphColumnsMut<'a> {
     pub graph_node_id: &'a mut [Option<u64>],
 }
 
+/// The CPU-linkage columns of a kernel or copy frame, writable in place:
+/// when the verifier finds a dispatch's true launch, it is relinked to that
+/// launch's CPU op; when it cannot, a link that may be wrong is removed.
+#[derive(Debug)]
+pub struct LinkageColumnsMut<'a> {
+    pub correlation_id: &'a mut [u64],
+    pub external_id_default: &'a mut [Option<u64>],
+    pub external_id_user: &'a mut [Option<u64>],
+}
+
 impl KernelFrame {
+    /// The linkage columns for the verifier to correct.
+    pub fn linkage_columns_mut(&mut self) -> LinkageColumnsMut<'_> {
+        LinkageColumnsMut {
+            correlation_id: &mut self.correlation_id,
+            external_id_default: &mut self.external_id_default,
+            external_id_user: &mut self.external_id_user,
+        }
+    }
+
     /// The graph columns for the verifier to fill.
     pub fn graph_columns_mut(&mut self) -> GraphColumnsMut<'_> {
         GraphColumnsMut {
@@ -141,6 +160,15 @@ impl KernelFrame {
 }
 
 impl CopyFrame {
+    /// The linkage columns for the verifier to correct.
+    pub fn linkage_columns_mut(&mut self) -> LinkageColumnsMut<'_> {
+        LinkageColumnsMut {
+            correlation_id: &mut self.correlation_id,
+            external_id_default: &mut self.external_id_default,
+            external_id_user: &mut self.external_id_user,
+        }
+    }
+
     /// The graph columns for the verifier to fill.
     pub fn graph_columns_mut(&mut self) -> GraphColumnsMut<'_> {
         GraphColumnsMut {

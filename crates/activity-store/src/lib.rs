@@ -43,7 +43,7 @@ pub use drops::DropCounts;
 pub use finalise::FinalisedWindow;
 pub use frames::{
     ApiCallFrame, ApiCallRow, CopyFrame, CopyRow, GraphColumnsMut, GraphLaunchFrame,
-    GraphLaunchRow, KernelFrame, KernelRow,
+    GraphLaunchRow, KernelFrame, KernelRow, LinkageColumnsMut,
 };
 pub use linkage::ExternalDomain;
 pub use records::{AgentId, CopyDirection, GraphLaunch, HipApiCall, KernelDispatch, MemoryCopy};

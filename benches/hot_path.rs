@@ -36,7 +36,7 @@ fn launches(c: &mut Criterion) {
             }
             tracker.exit_launch(exec);
             // The log is drained at window finish; keep it from filling here.
-            if correlation % 4096 == 0 {
+            if correlation.is_multiple_of(4096) {
                 black_box(tracker.drain_launches());
             }
         })

@@ -75,7 +75,7 @@ fn pipeline(c: &mut Criterion) {
     let tracker = LaunchTracker::new(TrackerConfig::new(ExecIdentity::SdkGraphDomain));
     let bytes = buffer(&tracker);
     let launches = tracker.drain_launches();
-    let records = (NODES * LAUNCHES) as u64;
+    let records = NODES * LAUNCHES;
     let tracing = rocprofiler_buffer_category_t::TRACING.0;
     let kind = rocprofiler_buffer_tracing_kind_t::KERNEL_DISPATCH.0;
     let mut group = c.benchmark_group("100k_kernel_records");

@@ -37,7 +37,7 @@ fn main() {
                 checksum = checksum.wrapping_add(black_box(0));
             }
         }
-        if correlation % 4096 == 0 {
+        if correlation.is_multiple_of(4096) {
             black_box(tracker.drain_launches());
         }
     }

@@ -145,7 +145,7 @@ pub fn write_json_string<W: Write>(out: &mut W, s: &str) -> io::Result<()> {
     out.write_all(b"\"")?;
     let mut rest = s;
     while let Some(pos) = rest.find(|c: char| c == '"' || c == '\\' || c.is_control()) {
-        out.write_all(rest[..pos].as_bytes())?;
+        out.write_all(&rest.as_bytes()[..pos])?;
         let c = rest[pos..].chars().next().expect("found a char");
         match c {
             '"' => out.write_all(b"\\\"")?,

@@ -200,14 +200,18 @@ impl Collector {
         }
     }
 
-    pub fn clear(&self) {
-        let closed = std::mem::take(
+    fn take_closed_windows(&self) -> Vec<WindowId> {
+        std::mem::take(
             &mut self
                 .windows
                 .lock()
                 .unwrap_or_else(|e| e.into_inner())
                 .closed,
-        );
+        )
+    }
+
+    pub fn clear(&self) {
+        let closed = self.take_closed_windows();
         for id in closed {
             let _ = self.store.finalise(id);
         }
@@ -217,13 +221,7 @@ impl Collector {
     /// in each closed window to retire, flushing the SDK's buffer between
     /// waits, then verifies and hands the windows over.
     pub fn finish_closed_windows(&self, tool: &Tool, deadline: Duration) -> Vec<WindowActivities> {
-        let closed = std::mem::take(
-            &mut self
-                .windows
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .closed,
-        );
+        let closed = self.take_closed_windows();
         let mut finished = Vec::with_capacity(closed.len());
         for id in closed {
             let until = Instant::now() + deadline;

@@ -24,8 +24,11 @@ static CONFIGURE_RESULT: ConfigureResult =
 
 /// The SDK calls this when it finds the symbol in a loaded library, in
 /// `ROCP_TOOL_LIBRARIES`, or through `rocprofiler_force_configure`.
+///
+/// # Safety
+/// `client_id` is null or the SDK's client id, valid for the call.
 #[no_mangle]
-pub extern "C" fn rocprofiler_configure(
+pub unsafe extern "C" fn rocprofiler_configure(
     version: u32,
     _runtime_version: *const c_char,
     priority: u32,

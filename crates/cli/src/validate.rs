@@ -114,8 +114,7 @@ pub fn validate(events: &[GpuEvent], truth: &RunTruth) -> Validation {
         counts
             .iter()
             .max_by_key(|(_, n)| **n)
-            .map(|(k, _)| k.clone())
-            .flatten()
+            .and_then(|(k, _)| k.clone())
     };
     let key_owner: HashMap<(u64, u64), Option<TrueNode>> =
         key_nodes.iter().map(|(k, c)| (*k, majority(c))).collect();
@@ -126,8 +125,7 @@ pub fn validate(events: &[GpuEvent], truth: &RunTruth) -> Validation {
                 *g,
                 c.iter()
                     .max_by_key(|(_, n)| **n)
-                    .map(|(k, _)| k.clone())
-                    .flatten(),
+                    .and_then(|(k, _)| k.clone()),
             )
         })
         .collect();

@@ -101,6 +101,17 @@ pub struct WindowEvidence<'a> {
     /// here: the window is complete (every correlation id retired) and no
     /// record was dropped. Without it the contended rules do nothing.
     pub dispatches_complete: bool,
+    /// The caller vouches for the submission model the time-aware
+    /// contention rule needs (verifier.rs, "Turns"): a launch call appends
+    /// all its packets to the queue's pending list before it tries to take
+    /// the queue; a thread that takes the queue writes every pending packet
+    /// (its own or not) before letting go; a thread that finds the queue
+    /// taken writes nothing then. This is the seed's hazard as
+    /// rocprofiler-sim's `submit` models it. With it, and the window's API
+    /// spans, another thread's dispatch can only have been swapped with a
+    /// launch's packets if its writing call overlapped that launch's call.
+    /// Off: any other thread's dispatch on the queue counts, whenever it ran.
+    pub holder_writes_pending: bool,
 }
 
 impl<'a> WindowEvidence<'a> {
@@ -116,6 +127,7 @@ impl<'a> WindowEvidence<'a> {
             sdk_launches: None,
             api_spans: &[],
             dispatches_complete: false,
+            holder_writes_pending: false,
         }
     }
 }

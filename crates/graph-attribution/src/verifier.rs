@@ -761,9 +761,10 @@ impl InstanceFacts<'_> {
             return true;
         };
         if let Some((turns, span)) = self.timed(inst) {
-            return self.queues(inst).iter().any(|&queue| {
-                turns.foreign_write_during(queue, thread, span, Some(sequence))
-            });
+            return self
+                .queues(inst)
+                .iter()
+                .any(|&queue| turns.foreign_write_during(queue, thread, span, Some(sequence)));
         }
         self.queues(inst).iter().any(|&queue| {
             sequence.iter().any(|node| {

@@ -42,7 +42,14 @@ impl Window {
 
     /// A hipGraphLaunch of `exec` by `thread` over `span` that wrote its own
     /// packets (`sigs`), the first starting at `first_start`, 10 ns apart.
-    fn own(mut self, corr: u64, exec: u32, thread: u64, span: (u64, u64), first_start: u64) -> Self {
+    fn own(
+        mut self,
+        corr: u64,
+        exec: u32,
+        thread: u64,
+        span: (u64, u64),
+        first_start: u64,
+    ) -> Self {
         self.launches.push(LaunchRecord {
             correlation_id: corr,
             attribution: Some(id(exec)),

@@ -80,27 +80,32 @@
 //! that wrote at least one dispatch (rule 2 learns only from well-formed
 //! windows, rule 3 vouches only for well-formed instances):
 //!
-//! - Launch L appends all its packets P_L (after ENTER) and then tries the
-//!   queue. If the queue is taken, L writes nothing. So an instance with a
-//!   dispatch took the queue at some time `a` inside L's call, and from `a`
-//!   on drained every pending packet, P_L included if still there.
-//! - So a packet of P_L that L did not write was drained by another holder
-//!   between the append and `a`, which is inside L's call. A thread holds a
-//!   queue only inside an API call, so the holder's call was in flight
-//!   then too: the two spans overlap. ENTER is taken before a call's body
-//!   and EXIT after it, so touching spans count as overlapping.
+//! - Launch L appends all its packets P_L (after ENTER) before it writes
+//!   anything, and whenever it writes it drains every pending packet. So
+//!   if L wrote anything, its first write at some time `a` inside its call
+//!   took whatever of P_L was still pending.
+//! - So a packet of P_L that L did not write was drained by another writer
+//!   between the append and `a`, which is inside L's call. A thread writes
+//!   packets only inside an API call (A3 in contended.rs), so the writer's
+//!   call was in flight then too: the two spans overlap. ENTER is taken
+//!   before a call's body and EXIT after it, so touching spans count as
+//!   overlapping.
 //! - An instance whose dispatches are not exactly P_L either has more
-//!   (the counts catch it) or lost some of P_L to such a holder. That holder
-//!   is on another thread (a thread is in one call at a time), wrote to L's
-//!   queue and ran P_L's kernels: what rules 2 and 3 look for, restricted
-//!   to calls that overlap L's.
+//!   (rule 3's length check and, for rule 2, the SDK's kernel count catch
+//!   that; without the count, as before this rule) or lost some of P_L to
+//!   such a writer. That writer is on another thread (a thread is in one
+//!   call at a time), wrote to L's queue and ran P_L's kernels: what rules
+//!   2 and 3 look for, restricted to calls that overlap L's.
 //!
 //! Pairwise overlap is the right bound, not a chain of overlapping calls:
 //! W can write L's packets without overlapping L (L's try fails against
 //! holder H, H lets go, W takes the queue before H looks again), but then L
-//! wrote nothing and its instance is not well-formed. Dispatch start times
-//! are not used. Without the flag, or without L's span, any other thread's
-//! dispatch on the queue counts, as before.
+//! wrote nothing and its instance is not well-formed. The ordering matters:
+//! if a launch could write others' packets before appending its own, its
+//! own could be written later by anyone, and a perfect look-alike swap
+//! would pass (tests/interleavings.rs finds such cases in that model).
+//! Dispatch start times are not used. Without the flag, or without L's
+//! span, any other thread's dispatch on the queue counts, as before.
 //!
 //! Withholding is always acceptable; a wrong pair is not. Residual risk,
 //! documented rather than hidden: a dispatch swapped with an

@@ -163,6 +163,12 @@ impl Verification {
             sdk_launches: (!window.graph_launches.is_empty()).then_some(&sdk_launches[..]),
             api_spans: &api_spans,
             dispatches_complete,
+            // The seed's submission hazard (seed 000, as rocprofiler-sim's
+            // runtime models it): a launch appends its packets before trying
+            // the queue, and the thread holding the queue writes every
+            // pending packet. Lets threads that take turns on a queue (steps
+            // on fresh threads) be learned and vouched for.
+            holder_writes_pending: true,
         };
         let verified = verify_window(&evidence, knowledge);
         for retired in tracker.take_retired_attributions() {

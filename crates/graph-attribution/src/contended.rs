@@ -471,3 +471,107 @@ impl Contended {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::evidence::{ApiSpan, DispatchObservation, SdkLaunch};
+    use crate::ids::{ExecHandle, GraphKey, LaunchedExec, Ordinal};
+    use crate::launch_log::{LaunchEnding, LaunchRecord};
+
+    /// Two training steps on one queue: thread 1 launches exec 1 three
+    /// times (calls 10..20, 30..40, 50..60), then thread 2 launches exec 2,
+    /// the same 2-kernel graph, three times (100..110, ...). Each launch
+    /// wrote its own packets. `step1_first_start`: when step 1's first
+    /// kernel starts; step 0's run at 1000, 1100, 1200 (+10 for the second
+    /// kernel).
+    fn steps(
+        step1_first_start: u64,
+    ) -> (
+        Vec<DispatchObservation>,
+        Vec<LaunchRecord>,
+        Vec<SdkLaunch>,
+        Vec<ApiSpan>,
+    ) {
+        let (mut obs, mut launches, mut sdk, mut spans) = (vec![], vec![], vec![], vec![]);
+        for (exec, thread, first_enter, first_start) in [
+            (1u32, 1u64, 10u64, 1_000u64),
+            (2, 2, 100, step1_first_start),
+        ] {
+            for r in 0..3u64 {
+                let corr = 10 * thread + r;
+                let enter = first_enter + 20 * r;
+                launches.push(LaunchRecord {
+                    correlation_id: corr,
+                    attribution: AttributionId::new(exec),
+                    exec: LaunchedExec::Sdk {
+                        graph_exec_id: exec as u64,
+                        handle: ExecHandle(0x1000),
+                    },
+                    thread_id: thread,
+                    credited_dispatches: 2,
+                    ending: LaunchEnding::Exited,
+                });
+                sdk.push(SdkLaunch {
+                    correlation_id: corr,
+                    queue_id: 7,
+                    kernel_dispatch_count: 2,
+                });
+                spans.push(ApiSpan {
+                    correlation_id: corr,
+                    thread_id: thread,
+                    enter_ns: enter,
+                    exit_ns: enter + 10,
+                });
+                for n in 0..2u32 {
+                    obs.push(DispatchObservation {
+                        correlation_id: corr,
+                        external: GraphKey::new(AttributionId::new(exec).unwrap(), Ordinal(n))
+                            .pack(),
+                        signature: 100 + n as u64,
+                        kind: DispatchKind::Kernel,
+                        queue_id: 7,
+                        thread_id: thread,
+                        start_ns: first_start + 100 * r + 10 * n as u64,
+                    });
+                }
+            }
+        }
+        (obs, launches, sdk, spans)
+    }
+
+    fn analyse(step1_first_start: u64) -> Option<Contended> {
+        let (obs, launches, sdk, spans) = steps(step1_first_start);
+        let evidence = WindowEvidence {
+            sdk_launches: Some(&sdk),
+            api_spans: &spans,
+            dispatches_complete: true,
+            ..WindowEvidence::new(&obs, &launches)
+        };
+        Contended::analyse(&evidence, &ExecKnowledge::new())
+    }
+
+    #[test]
+    fn sequential_steps_whose_kernels_run_in_append_order_are_analysed() {
+        // Step 1's kernels start after step 0's: the queue ran in append order.
+        let c = analyse(1_300).expect("consistent evidence");
+        // The same graph: both execs run it (true), and every run's only
+        // candidates are its own step's launches.
+        assert_eq!(c.proven().len(), 2);
+        for i in 0..12 {
+            let exec = AttributionId::new(if i < 6 { 1 } else { 2 }).unwrap();
+            assert_eq!(c.execs_of(i), Some(vec![exec]), "dispatch {i}");
+        }
+    }
+
+    #[test]
+    fn a_queue_whose_start_order_is_not_its_append_order_is_refused() {
+        // The steps-4x50 --steps 2 shape in rocprofiler-sim: the second run
+        // builds its queues afresh (same queue id, clock back to 0), so step
+        // 1's kernels start while step 0's are still queued. Sorted by start,
+        // the last runs hold packets written inside step 0's calls, which
+        // ended before step 1's launches entered: no position is left for
+        // them. That contradicts A2 (FIFO per queue); refusing is right.
+        assert!(analyse(1_105).is_none());
+    }
+}

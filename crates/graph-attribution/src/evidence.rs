@@ -101,6 +101,20 @@ pub struct WindowEvidence<'a> {
     /// here: the window is complete (every correlation id retired) and no
     /// record was dropped. Without it the contended rules do nothing.
     pub dispatches_complete: bool,
+    /// The caller vouches for the submission model the time-aware
+    /// contention rule needs (verifier.rs, "Turns"): a launch call appends
+    /// all its packets to its queue's pending list before it writes any
+    /// packet, and a thread that writes to a queue writes every packet
+    /// pending there, its own or not (it holds the queue until the list is
+    /// empty). This is the seed's hazard as rocprofiler-sim's `submit`
+    /// models it (append, then try-lock; the holder drains everything).
+    /// With it and the window's API spans, another thread can only have
+    /// written a launch's packets in a call that overlapped the launch's.
+    /// Off: any other thread's dispatch on the queue counts, whenever it
+    /// ran. Wrong when set: a launch that writes others' packets before
+    /// appending its own can be vouched for with their key (the faithful
+    /// interleavings model without this ordering finds such cases).
+    pub holder_writes_pending: bool,
 }
 
 impl<'a> WindowEvidence<'a> {
@@ -116,6 +130,7 @@ impl<'a> WindowEvidence<'a> {
             sdk_launches: None,
             api_spans: &[],
             dispatches_complete: false,
+            holder_writes_pending: false,
         }
     }
 }

@@ -25,7 +25,8 @@
 //!    the dispatches observed, has ordinals exactly 0..m-1, agrees with the
 //!    SDK's kernel count where given and with what is already trusted, and
 //!    no launch record was lost. Within such a window only instances on
-//!    queues no other thread wrote to are used, all of an exec's instances
+//!    queues no other thread wrote to (during the launch's call, see
+//!    "Turns") are used, all of an exec's instances
 //!    must agree, and a sequence is trusted after
 //!    [`crate::knowledge::DEFAULT_CONFIRMATIONS`] identical sightings.
 //!    A contaminated window teaches only what rule 6 proves.
@@ -35,7 +36,8 @@
 //!    and credited that count, the SDK's count (if any) agrees, and it is
 //!    not *exposed*: no other thread's dispatch with one of the exec's
 //!    signatures ran on a queue the instance ran on (such a dispatch may be
-//!    the instance's own, swapped for a look-alike), and rule 6 does not
+//!    the instance's own, swapped for a look-alike; see "Turns" for when
+//!    only calls overlapping the launch's count), and rule 6 does not
 //!    give any of its dispatches to another key or exec. Every dispatch of
 //!    a clean instance is [`Verdict::Vouched`].
 //! 4. **Repair.** Every other graphed dispatch is *stray*. Its signature is
@@ -65,6 +67,45 @@
 //!    key is proven when all its possible launches are of one exec whose
 //!    trusted sequence it is, and linked when only one launch is possible.
 //!    Never reads the tracker's claims.
+//!
+//! # Turns: another thread's work counts only if the calls overlapped
+//!
+//! Rules 2 (which instances are contended) and 3 (exposure) look for
+//! another thread's dispatches on an instance's queue. When the caller sets
+//! [`WindowEvidence::holder_writes_pending`] and the instance's launch call
+//! has an API span, only dispatches written in a call whose span overlaps
+//! the launch's count (a dispatch whose call has no span always counts).
+//! Threads that take turns on a queue, such as training steps run on fresh
+//! threads, are then not contention. Why this is enough, for an instance
+//! that wrote at least one dispatch (rule 2 learns only from well-formed
+//! windows, rule 3 vouches only for well-formed instances):
+//!
+//! - Launch L appends all its packets P_L (after ENTER) before it writes
+//!   anything, and whenever it writes it drains every pending packet. So
+//!   if L wrote anything, its first write at some time `a` inside its call
+//!   took whatever of P_L was still pending.
+//! - So a packet of P_L that L did not write was drained by another writer
+//!   between the append and `a`, which is inside L's call. A thread writes
+//!   packets only inside an API call (A3 in contended.rs), so the writer's
+//!   call was in flight then too: the two spans overlap. ENTER is taken
+//!   before a call's body and EXIT after it, so touching spans count as
+//!   overlapping.
+//! - An instance whose dispatches are not exactly P_L either has more
+//!   (rule 3's length check and, for rule 2, the SDK's kernel count catch
+//!   that; without the count, as before this rule) or lost some of P_L to
+//!   such a writer. That writer is on another thread (a thread is in one
+//!   call at a time), wrote to L's queue and ran P_L's kernels: what rules
+//!   2 and 3 look for, restricted to calls that overlap L's.
+//!
+//! Pairwise overlap is the right bound, not a chain of overlapping calls:
+//! W can write L's packets without overlapping L (L's try fails against
+//! holder H, H lets go, W takes the queue before H looks again), but then L
+//! wrote nothing and its instance is not well-formed. The ordering matters:
+//! if a launch could write others' packets before appending its own, its
+//! own could be written later by anyone, and a perfect look-alike swap
+//! would pass (tests/interleavings.rs finds such cases in that model).
+//! Dispatch start times are not used. Without the flag, or without L's
+//! span, any other thread's dispatch on the queue counts, as before.
 //!
 //! Withholding is always acceptable; a wrong pair is not. Residual risk,
 //! documented rather than hidden: a dispatch swapped with an
@@ -204,10 +245,12 @@ pub fn verify_window(
             o.thread_id,
         );
     }
+    let turns = evidence.holder_writes_pending.then(|| Turns::new(evidence));
     let facts = InstanceFacts {
         evidence,
         queue_writers: &queue_writers,
         signature_writers: &signature_writers,
+        turns: turns.as_ref(),
     };
 
     // Rule 2: learn from a window without contamination evidence; rule 6:
@@ -455,6 +498,133 @@ struct InstanceFacts<'a> {
     evidence: &'a WindowEvidence<'a>,
     queue_writers: &'a HashMap<u64, Option<Writers>>,
     signature_writers: &'a HashMap<(u64, NodeSignature), Option<Writers>>,
+    /// When the caller vouches for the submission model: who wrote what
+    /// where, and during which call.
+    turns: Option<&'a Turns>,
+}
+
+/// One API call that wrote dispatches to a queue.
+struct WriterCall {
+    enter: u64,
+    exit: u64,
+    thread: u64,
+    signatures: Vec<NodeSignature>,
+}
+
+/// One queue's writers, for the time-aware rule.
+#[derive(Default)]
+struct QueueCalls {
+    /// Calls with a usable span, by ENTER.
+    calls: Vec<WriterCall>,
+    /// The longest of their spans: bounds how far back an overlap can start.
+    longest: u64,
+    /// Writes whose call has no usable span: they may overlap anything.
+    untimed: Option<Writers>,
+    untimed_signatures: HashMap<NodeSignature, Option<Writers>>,
+}
+
+/// Rules 2 and 3 with time ("Turns" in the module docs): which other
+/// threads wrote to a queue during a given launch call.
+struct Turns {
+    /// Correlation id -> (ENTER, EXIT), for calls with exactly one sane span.
+    spans: HashMap<u64, (u64, u64)>,
+    queues: HashMap<u64, QueueCalls>,
+}
+
+impl Turns {
+    fn new(evidence: &WindowEvidence<'_>) -> Turns {
+        let mut spans: HashMap<u64, Option<(u64, u64)>> = HashMap::new();
+        for span in evidence.api_spans {
+            let sane = (span.enter_ns <= span.exit_ns).then_some((span.enter_ns, span.exit_ns));
+            spans
+                .entry(span.correlation_id)
+                .and_modify(|seen| *seen = None) // two spans: trust neither
+                .or_insert(sane);
+        }
+        let spans: HashMap<u64, (u64, u64)> = spans
+            .into_iter()
+            .filter_map(|(corr, span)| Some((corr, span?)))
+            .collect();
+        let mut grouped: HashMap<(u64, u64, u64), Vec<NodeSignature>> = HashMap::new();
+        let mut queues: HashMap<u64, QueueCalls> = HashMap::new();
+        for o in evidence.observations {
+            if spans.contains_key(&o.correlation_id) {
+                grouped
+                    .entry((o.queue_id, o.correlation_id, o.thread_id))
+                    .or_default()
+                    .push(o.node_signature());
+            } else {
+                let queue = queues.entry(o.queue_id).or_default();
+                Writers::add(&mut queue.untimed, o.thread_id);
+                Writers::add(
+                    queue
+                        .untimed_signatures
+                        .entry(o.node_signature())
+                        .or_default(),
+                    o.thread_id,
+                );
+            }
+        }
+        for ((queue, corr, thread), mut signatures) in grouped {
+            signatures.sort_unstable();
+            signatures.dedup();
+            let (enter, exit) = spans[&corr];
+            let queue = queues.entry(queue).or_default();
+            queue.longest = queue.longest.max(exit - enter);
+            queue.calls.push(WriterCall {
+                enter,
+                exit,
+                thread,
+                signatures,
+            });
+        }
+        for queue in queues.values_mut() {
+            queue
+                .calls
+                .sort_unstable_by_key(|c| (c.enter, c.exit, c.thread));
+        }
+        Turns { spans, queues }
+    }
+
+    /// A thread other than `thread` wrote to `queue` (one of `signatures`'
+    /// kernels, if given) in a call that overlaps `[enter, exit]`, or in a
+    /// call whose span is unknown. Touching spans count as overlapping.
+    fn foreign_write_during(
+        &self,
+        queue: u64,
+        thread: u64,
+        (enter, exit): (u64, u64),
+        signatures: Option<&[NodeSignature]>,
+    ) -> bool {
+        let Some(q) = self.queues.get(&queue) else {
+            return false;
+        };
+        let other = |w: Option<Writers>| w.is_some_and(|w| w.includes_other_than(thread));
+        let untimed = match signatures {
+            None => other(q.untimed),
+            Some(sigs) => sigs
+                .iter()
+                .any(|s| other(q.untimed_signatures.get(s).copied().flatten())),
+        };
+        if untimed {
+            return true;
+        }
+        let end = q.calls.partition_point(|c| c.enter <= exit);
+        for call in q.calls[..end].iter().rev() {
+            if call.enter.saturating_add(q.longest) < enter {
+                break; // this call and every earlier one ended before ENTER
+            }
+            if call.exit >= enter
+                && call.thread != thread
+                && signatures.map_or(true, |sigs| {
+                    call.signatures.iter().any(|s| sigs.contains(s))
+                })
+            {
+                return true;
+            }
+        }
+        false
+    }
 }
 
 impl InstanceFacts<'_> {
@@ -558,11 +728,26 @@ impl InstanceFacts<'_> {
         queues
     }
 
-    /// Another thread wrote anything to a queue this instance ran on.
+    /// The time-aware rule applies: the submission model holds and the
+    /// instance's launch call has a span.
+    fn timed(&self, inst: &Instance) -> Option<(&Turns, (u64, u64))> {
+        let turns = self.turns?;
+        Some((turns, *turns.spans.get(&inst.correlation_id)?))
+    }
+
+    /// Another thread wrote anything to a queue this instance ran on (with
+    /// the submission model: in a call overlapping the instance's launch).
+    /// Only meaningful for a well-formed instance.
     fn contended(&self, inst: &Instance) -> bool {
         let Some(thread) = self.thread(inst) else {
             return true;
         };
+        if let Some((turns, span)) = self.timed(inst) {
+            return self
+                .queues(inst)
+                .iter()
+                .any(|&queue| turns.foreign_write_during(queue, thread, span, None));
+        }
         self.queues(inst).iter().any(|queue| {
             self.queue_writers
                 .get(queue)
@@ -573,11 +758,19 @@ impl InstanceFacts<'_> {
     }
 
     /// Another thread wrote a dispatch that runs one of `sequence`'s
-    /// signatures to a queue this instance ran on.
+    /// signatures to a queue this instance ran on (with the submission
+    /// model: in a call overlapping the instance's launch). Only meaningful
+    /// for a well-formed instance.
     fn exposed(&self, inst: &Instance, sequence: &[NodeSignature]) -> bool {
         let Some(thread) = self.thread(inst) else {
             return true;
         };
+        if let Some((turns, span)) = self.timed(inst) {
+            return self
+                .queues(inst)
+                .iter()
+                .any(|&queue| turns.foreign_write_during(queue, thread, span, Some(sequence)));
+        }
         self.queues(inst).iter().any(|&queue| {
             sequence.iter().any(|node| {
                 self.signature_writers

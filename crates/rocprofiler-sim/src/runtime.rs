@@ -50,6 +50,12 @@ struct Process {
     next_dispatch_id: AtomicU64,
     exec_alloc: Mutex<(Vec<u64>, u64)>,
     stream_values: AtomicU64,
+    /// Hardware queues by (device, index). HIP creates a device's queues
+    /// once and hands them to streams for the life of the process (clr
+    /// rocclr/device/rocm/rocdevice.cpp, Device::acquireQueue reuses its
+    /// queue pool), so work queued in one run is still ahead of the next
+    /// run's on the same queue: the packet processor runs a queue in order.
+    hw_queues: Mutex<HashMap<(u32, u32), Arc<HwQueue>>>,
 }
 
 fn process() -> &'static Process {
@@ -62,7 +68,26 @@ fn process() -> &'static Process {
         next_dispatch_id: AtomicU64::new(1),
         exec_alloc: Mutex::new((Vec::new(), 0)),
         stream_values: AtomicU64::new(0),
+        hw_queues: Mutex::new(HashMap::new()),
     })
+}
+
+/// The process's hardware queue `index` of device `device`, created on first use.
+fn hw_queue(device: u32, index: u32) -> Arc<HwQueue> {
+    let mut queues = lock(&process().hw_queues);
+    queues
+        .entry((device, index))
+        .or_insert_with(|| {
+            Arc::new(HwQueue {
+                id: 0x7f00_0000_0000 + ((device as u64) << 24) + ((index as u64) << 12),
+                device,
+                index,
+                agent: agent_handle(device + 1),
+                fifo: Mutex::new(VecDeque::new()),
+                submit: Mutex::new(0),
+            })
+        })
+        .clone()
 }
 
 fn alloc_exec_handle() -> u64 {
@@ -161,18 +186,7 @@ pub(crate) fn run(w: &Workload, opts: &RunOptions) -> RunTruth {
     let nq = hw_queues(w, opts);
     let devices = (0..w.devices)
         .map(|d| Device {
-            queues: (0..nq)
-                .map(|q| {
-                    Arc::new(HwQueue {
-                        id: 0x7f00_0000_0000 + ((d as u64) << 24) + ((q as u64) << 12),
-                        device: d,
-                        index: q,
-                        agent: agent_handle(d + 1),
-                        fifo: Mutex::new(VecDeque::new()),
-                        submit: Mutex::new(0),
-                    })
-                })
-                .collect(),
+            queues: (0..nq).map(|q| hw_queue(d, q)).collect(),
             streams_per_queue: Mutex::new(vec![0; nq as usize]),
         })
         .collect();

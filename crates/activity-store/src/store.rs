@@ -21,8 +21,8 @@
 //! single calls that leave it consistent, and a profiler must not turn one
 //! panic into a crash of the application's threads.
 
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::sync::atomic::Ordering;
+use std::sync::PoisonError;
 use std::time::{Duration, Instant};
 
 use dashmap::DashMap;
@@ -34,6 +34,7 @@ use crate::linkage::{self, CorrelationLinks, ExternalDomain};
 use crate::records::{GraphLaunch, HipApiCall, KernelDispatch, MemoryCopy};
 use crate::staging::Staged;
 use crate::stats::WindowStats;
+use crate::sync::{AtomicU64, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use crate::windows::{self, WindowError, WindowId, WindowTable};
 
 /// Limits and tuning for one store.
@@ -62,7 +63,8 @@ impl Default for StoreConfig {
     }
 }
 
-static NEXT_STORE: AtomicU64 = AtomicU64::new(1);
+/// A `std` atomic even under Loom, whose atomics cannot be statics.
+static NEXT_STORE: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
 
 /// Decoded GPU activity of one profiling session, bucketed into windows.
 ///
@@ -330,6 +332,23 @@ impl ActivityStore {
     pub fn retire(&self, correlation_id: u64) {
         self.routes.remove(&correlation_id);
         self.ledger.retire(correlation_id);
+    }
+
+    /// The Loom model's time zero: under `--cfg loom` the store's waits read
+    /// a clock that starts here and moves only by
+    /// [`ActivityStore::pass_model_time`].
+    #[cfg(loom)]
+    #[doc(hidden)]
+    pub fn model_epoch() -> Instant {
+        crate::sync::Clock::epoch()
+    }
+
+    /// The Loom model's stand-in for time passing (and so for timed waits
+    /// timing out): advances the clock and wakes every waiter.
+    #[cfg(loom)]
+    #[doc(hidden)]
+    pub fn pass_model_time(&self, by: Duration) {
+        self.ledger.pass_time(by);
     }
 
     /// Correlation ids issued in the window (up to its stop, if closed)

@@ -16,7 +16,9 @@
 //! table's read lock while it appends, which is what makes finalisation
 //! exact: once finalise holds the write lock and has taken the window out,
 //! no append to it is in progress and every later record for its range is
-//! counted as late). The ledger and link map are taken with no other lock
+//! counted as late), and ledger-inside-table-write (finalise counts the
+//! window's outstanding ids at the instant it takes the window out). The
+//! ledger is otherwise, and the link map always, taken with no other lock
 //! held. Every lock recovers from poisoning: the guarded data is updated by
 //! single calls that leave it consistent, and a profiler must not turn one
 //! panic into a crash of the application's threads.
@@ -168,13 +170,16 @@ impl ActivityStore {
     /// flight are counted as outstanding and forgotten, and records for its
     /// range that arrive later are dropped and counted as late.
     pub fn finalise(&self, id: WindowId) -> Result<FinalisedWindow, WindowError> {
-        let (window, stop_ns, pending) = {
+        let (window, stop_ns, pending, outstanding) = {
             let mut table = self.table_mut();
             let (window, stop_ns) = table.take_closed(id)?;
             let pending: Vec<WindowId> = table.pending_ids().collect();
-            (window, stop_ns, pending)
+            // Counted while no push can run: an id that retires after this
+            // may have had its records dropped as late, so it is counted
+            // as outstanding.
+            let outstanding = self.ledger.abandon(id, stop_ns);
+            (window, stop_ns, pending, outstanding)
         };
-        let outstanding = self.ledger.abandon(id, stop_ns);
         self.routes.retain(|_, window| *window != id);
         let completeness = if outstanding == 0 {
             Completeness::Complete

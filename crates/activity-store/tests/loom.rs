@@ -211,6 +211,11 @@ fn a_push_racing_finalise_hands_out_or_counts_each_record_once() {
         // the store no longer knows it was launched there, so a late one is
         // counted as outside every window.
         assert_eq!(drops.outside_windows, 1 - kernels.len() as u64);
+        // Complete means every launch retired before the window was taken
+        // out, so its records were all staged in time.
+        if out.completeness.is_complete() {
+            assert_eq!(kernels, &[7], "complete, yet the kernel was dropped");
+        }
         if api_calls.len() == 2 {
             SEEN_HANDED.store(true, SeqCst);
         } else {

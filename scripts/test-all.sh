@@ -31,6 +31,9 @@ export KINETO_SDK_DIR
 step "cargo test --workspace"
 cargo test --workspace --release 2>&1
 
+step "loom model of the store's completeness protocol"
+CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-target}/loom RUSTFLAGS="--cfg loom" cargo test -p activity-store --release --test loom 2>&1
+
 step "leak check: the 6400-dispatch workload under valgrind"
 scripts/leak-check.sh
 

@@ -17,10 +17,11 @@
 
 use std::collections::HashMap;
 use std::fmt;
-use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
+use std::sync::PoisonError;
 use std::time::{Duration, Instant};
 
 use crate::hash::BuildCorrelationHasher;
+use crate::sync::{Clock, Condvar, Mutex, MutexGuard};
 use crate::windows::WindowId;
 
 /// Whether every correlation id issued in a window retired before it was
@@ -71,6 +72,8 @@ struct LedgerState {
     /// in and when.
     in_flight: HashMap<u64, Issued, BuildCorrelationHasher>,
     waiters: usize,
+    /// `Instant::now()`, except in the Loom model.
+    clock: Clock,
 }
 
 impl LedgerState {
@@ -137,6 +140,15 @@ impl Ledger {
         self.lock().in_flight.len()
     }
 
+    /// The Loom model's stand-in for time passing: moves the model clock
+    /// and wakes the waiters, as their timed waits would wake by themselves.
+    #[cfg(loom)]
+    pub(crate) fn pass_time(&self, by: Duration) {
+        let mut state = self.lock();
+        state.clock.advance(by);
+        self.retired.notify_all();
+    }
+
     /// Blocks until `window` has nothing in flight or `deadline` passes.
     ///
     /// `between_waits` runs without the lock held (the tool flushes SDK
@@ -159,18 +171,18 @@ impl Ledger {
             if outstanding == 0 {
                 return Completeness::Complete;
             }
-            if Instant::now() >= deadline {
+            if state.clock.now() >= deadline {
                 return Completeness::Incomplete { outstanding };
             }
             drop(state);
             between_waits();
             state = self.lock();
-            let flush_again_at = deadline.min(Instant::now() + flush_interval);
+            let flush_again_at = deadline.min(state.clock.now() + flush_interval);
             loop {
                 if state.outstanding_in(window, stop_ns) == 0 {
                     break;
                 }
-                let now = Instant::now();
+                let now = state.clock.now();
                 if now >= flush_again_at {
                     break;
                 }

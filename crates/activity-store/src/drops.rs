@@ -6,7 +6,9 @@
 //! metadata and the log can say what is missing and why.
 
 use std::fmt;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
+
+use crate::sync::AtomicU64;
 
 /// Records refused, by reason. A plain snapshot; see [`DropCounters`] for
 /// the live counters.

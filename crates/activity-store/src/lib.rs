@@ -36,6 +36,7 @@ pub mod records;
 mod staging;
 mod stats;
 mod store;
+mod sync;
 mod windows;
 
 pub use completeness::Completeness;

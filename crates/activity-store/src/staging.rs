@@ -13,9 +13,10 @@
 //! acquisition.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Mutex, PoisonError};
+use std::sync::PoisonError;
 
 use crate::records::{GraphLaunch, HipApiCall, KernelDispatch, MemoryCopy, Timed};
+use crate::sync::Mutex;
 
 /// The records of one window (or one shard of it), per kind.
 #[derive(Debug, Default)]

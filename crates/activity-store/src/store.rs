@@ -16,13 +16,15 @@
 //! table's read lock while it appends, which is what makes finalisation
 //! exact: once finalise holds the write lock and has taken the window out,
 //! no append to it is in progress and every later record for its range is
-//! counted as late). The ledger and link map are taken with no other lock
+//! counted as late), and ledger-inside-table-write (finalise counts the
+//! window's outstanding ids at the instant it takes the window out). The
+//! ledger is otherwise, and the link map always, taken with no other lock
 //! held. Every lock recovers from poisoning: the guarded data is updated by
 //! single calls that leave it consistent, and a profiler must not turn one
 //! panic into a crash of the application's threads.
 
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::sync::atomic::Ordering;
+use std::sync::PoisonError;
 use std::time::{Duration, Instant};
 
 use dashmap::DashMap;
@@ -34,6 +36,7 @@ use crate::linkage::{self, CorrelationLinks, ExternalDomain};
 use crate::records::{GraphLaunch, HipApiCall, KernelDispatch, MemoryCopy};
 use crate::staging::Staged;
 use crate::stats::WindowStats;
+use crate::sync::{AtomicU64, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use crate::windows::{self, WindowError, WindowId, WindowTable};
 
 /// Limits and tuning for one store.
@@ -62,7 +65,8 @@ impl Default for StoreConfig {
     }
 }
 
-static NEXT_STORE: AtomicU64 = AtomicU64::new(1);
+/// A `std` atomic even under Loom, whose atomics cannot be statics.
+static NEXT_STORE: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
 
 /// Decoded GPU activity of one profiling session, bucketed into windows.
 ///
@@ -166,13 +170,16 @@ impl ActivityStore {
     /// flight are counted as outstanding and forgotten, and records for its
     /// range that arrive later are dropped and counted as late.
     pub fn finalise(&self, id: WindowId) -> Result<FinalisedWindow, WindowError> {
-        let (window, stop_ns, pending) = {
+        let (window, stop_ns, pending, outstanding) = {
             let mut table = self.table_mut();
             let (window, stop_ns) = table.take_closed(id)?;
             let pending: Vec<WindowId> = table.pending_ids().collect();
-            (window, stop_ns, pending)
+            // Counted while no push can run: an id that retires after this
+            // may have had its records dropped as late, so it is counted
+            // as outstanding.
+            let outstanding = self.ledger.abandon(id, stop_ns);
+            (window, stop_ns, pending, outstanding)
         };
-        let outstanding = self.ledger.abandon(id, stop_ns);
         self.routes.retain(|_, window| *window != id);
         let completeness = if outstanding == 0 {
             Completeness::Complete
@@ -330,6 +337,23 @@ impl ActivityStore {
     pub fn retire(&self, correlation_id: u64) {
         self.routes.remove(&correlation_id);
         self.ledger.retire(correlation_id);
+    }
+
+    /// The Loom model's time zero: under `--cfg loom` the store's waits read
+    /// a clock that starts here and moves only by
+    /// [`ActivityStore::pass_model_time`].
+    #[cfg(loom)]
+    #[doc(hidden)]
+    pub fn model_epoch() -> Instant {
+        crate::sync::Clock::epoch()
+    }
+
+    /// The Loom model's stand-in for time passing (and so for timed waits
+    /// timing out): advances the clock and wakes every waiter.
+    #[cfg(loom)]
+    #[doc(hidden)]
+    pub fn pass_model_time(&self, by: Duration) {
+        self.ledger.pass_time(by);
     }
 
     /// Correlation ids issued in the window (up to its stop, if closed)

@@ -13,10 +13,11 @@
 //! one window.
 
 use std::fmt;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::Ordering;
 
 use crate::drops::DropReason;
 use crate::staging::{ShardedStaging, Staged};
+use crate::sync::{AtomicU64, AtomicUsize};
 
 /// A trace window of one store; ids are handed out from 1 upwards in the
 /// order windows are opened.

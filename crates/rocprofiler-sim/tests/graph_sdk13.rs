@@ -243,3 +243,30 @@ fn shipped_workloads_run_and_truth_is_consistent() {
         }
     }
 }
+
+/// Hardware queues belong to the process: a second run's kernels on a queue
+/// start only after the first run's work on that queue has finished, since
+/// the packet processor runs one queue in order whoever fills it.
+#[test]
+fn a_later_run_queues_behind_the_earlier_runs_work() {
+    let _s = serial();
+    let e = env();
+    let (first, _) = e.run("steps-4x50.json", RunOptions::default());
+    let (second, _) = e.run("steps-4x50.json", RunOptions::default());
+    let mut first_end: HashMap<u64, u64> = HashMap::new();
+    for op in &first.ops {
+        let end = first_end.entry(op.queue_id).or_default();
+        *end = (*end).max(op.end_ns);
+    }
+    let mut shared = 0;
+    for op in &second.ops {
+        if let Some(&end) = first_end.get(&op.queue_id) {
+            shared += 1;
+            assert!(op.start_ns >= end, "queue {:#x}: a second-run kernel started at {} before the first run's work ended at {end}", op.queue_id, op.start_ns);
+        }
+    }
+    assert!(
+        shared > 0,
+        "the two runs never shared a queue; the test checks nothing"
+    );
+}

@@ -33,13 +33,21 @@ pub struct Validation {
     pub split_nodes: usize,
     /// Trace events whose dispatch id the ground truth does not know.
     pub unmatched_events: usize,
+    /// Kernels shown linked to a CPU op (External id) through a correlation
+    /// id that is not their true launch's: a wrong CPU link.
+    pub wrong_cpu_links: usize,
+    /// Kernels carrying an External id at all.
+    pub linked_kernels: usize,
     pub agents: usize,
 }
 
 impl Validation {
     /// No wrong pair was emitted.
     pub fn is_clean(&self) -> bool {
-        self.aliased_keys == 0 && self.misattributed_records == 0 && self.unmatched_events == 0
+        self.aliased_keys == 0
+            && self.misattributed_records == 0
+            && self.unmatched_events == 0
+            && self.wrong_cpu_links == 0
     }
 }
 
@@ -70,6 +78,12 @@ pub fn validate(events: &[GpuEvent], truth: &RunTruth) -> Validation {
             continue;
         };
         matched.push((event, op));
+        if event.external_id.is_some() {
+            v.linked_kernels += 1;
+            if event.correlation != Some(op.launch_correlation_id) {
+                v.wrong_cpu_links += 1;
+            }
+        }
         let node = true_node(op);
         if node.is_none() {
             v.eager_kernels += 1;
@@ -176,6 +190,10 @@ pub fn print(v: &Validation, summary: &[String]) {
     println!("withheld records         {:>8}", v.withheld_records);
     println!("nodes split over keys    {:>8}", v.split_nodes);
     println!("eager kernels            {:>8}", v.eager_kernels);
+    println!(
+        "kernels linked to CPU op {:>8}  (wrong links: {})",
+        v.linked_kernels, v.wrong_cpu_links
+    );
     println!("agents                   {:>8}", v.agents);
     if v.unmatched_events > 0 {
         println!("UNMATCHED trace events   {:>8}", v.unmatched_events);

@@ -55,6 +55,7 @@ fn assert_clean(report: &Value) {
     assert_eq!(n(report, "aliased_keys"), 0, "{report:#}");
     assert_eq!(n(report, "misattributed_records"), 0, "{report:#}");
     assert_eq!(n(report, "unmatched_events"), 0, "{report:#}");
+    assert_eq!(n(report, "wrong_cpu_links"), 0, "{report:#}");
 }
 
 fn single_thread_case(
@@ -185,4 +186,17 @@ fn concurrent_launches_never_emit_a_wrong_pair() {
             );
         }
     }
+}
+
+/// Each thread pushes its own CPU op around its launches. A dispatch another
+/// thread wrote carries the writer's correlation id; it must be relinked to
+/// its own launch's op, or shown with no link - never the writer's op.
+#[test]
+fn contended_dispatches_never_link_to_another_threads_cpu_op() {
+    let report = validate("concurrent-8threads-marked", &["--hw-queues", "4"], &[]);
+    assert_clean(&report);
+    assert!(
+        n(&report, "linked_kernels") > 0,
+        "no kernel linked at all: {report:#}"
+    );
 }

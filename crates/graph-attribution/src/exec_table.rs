@@ -138,7 +138,7 @@ impl ExecTable {
             ) => {
                 if self.any_exec_updated.load(Ordering::Acquire) {
                     if let Some(entry) = self.published.load().get(&handle) {
-                        if entry.sdk_id.map_or(true, |id| id == graph_exec_id) {
+                        if entry.sdk_id.is_none_or(|id| id == graph_exec_id) {
                             return entry.attribution;
                         }
                     }

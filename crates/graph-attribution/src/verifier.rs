@@ -291,8 +291,8 @@ pub fn verify_window(
         let clean = sequence.is_some_and(|seq| facts.clean(inst, seq))
             && inst.members.iter().all(|&i| {
                 let claim = claimed[i].expect("members are graphed");
-                proof(i).map_or(true, |p| GraphKey::new(p.exec, Ordinal(p.ordinal)) == claim)
-                    && possible_execs(i).map_or(true, |execs| execs.contains(&claim.graph_id))
+                proof(i).is_none_or(|p| GraphKey::new(p.exec, Ordinal(p.ordinal)) == claim)
+                    && possible_execs(i).is_none_or(|execs| execs.contains(&claim.graph_id))
             });
         if clean {
             for &i in &inst.members {
@@ -377,7 +377,7 @@ pub fn verify_window(
                 Verdict::Withheld(WithholdReason::SignatureAlsoRunsUngraphed)
             } else if unlearned_may_run
                 .iter()
-                .any(|may| may.as_ref().map_or(true, |sigs| sigs.contains(signature)))
+                .any(|may| may.as_ref().is_none_or(|sigs| sigs.contains(signature)))
             {
                 Verdict::Withheld(WithholdReason::UnlearnedExecMayRunIt)
             } else if ran.get(signature).copied().unwrap_or(0)
@@ -616,7 +616,7 @@ impl Turns {
             }
             if call.exit >= enter
                 && call.thread != thread
-                && signatures.map_or(true, |sigs| {
+                && signatures.is_none_or(|sigs| {
                     call.signatures.iter().any(|s| sigs.contains(s))
                 })
             {

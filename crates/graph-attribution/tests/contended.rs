@@ -2,106 +2,13 @@
 //! queues' packet order proves, and the cases where two explanations fit
 //! the evidence and nothing may be concluded.
 
-use graph_attribution::{
-    verify_window, ApiSpan, AttributionId, DispatchKind, DispatchObservation, ExecHandle,
-    ExecKnowledge, GraphKey, LaunchEnding, LaunchRecord, LaunchedExec, Ordinal, SdkLaunch, Verdict,
-    VerifiedWindow, WindowEvidence,
-};
+mod common;
 
-const QUEUE: u64 = 7;
+use common::{id, key, Window};
+use graph_attribution::{DispatchKind, ExecKnowledge, Verdict};
+
 const A: [u64; 3] = [100, 101, 102];
 const B: [u64; 3] = [200, 201, 202];
-
-fn id(n: u32) -> AttributionId {
-    AttributionId::new(n).unwrap()
-}
-
-fn key(exec: u32, ordinal: u32) -> GraphKey {
-    GraphKey::new(id(exec), Ordinal(ordinal))
-}
-
-/// A contended window built packet by packet, with the full evidence.
-#[derive(Default)]
-struct Window {
-    observations: Vec<DispatchObservation>,
-    launches: Vec<LaunchRecord>,
-    sdk: Vec<SdkLaunch>,
-    spans: Vec<ApiSpan>,
-    complete: bool,
-}
-
-impl Window {
-    fn new() -> Window {
-        Window {
-            complete: true,
-            ..Window::default()
-        }
-    }
-
-    /// A hipGraphLaunch of `exec` by `thread`, ENTER..EXIT, credited
-    /// `credited` dispatches by the tracker.
-    fn launch(
-        mut self,
-        corr: u64,
-        exec: u32,
-        thread: u64,
-        span: (u64, u64),
-        credited: u32,
-        kernels: u32,
-    ) -> Self {
-        self.launches.push(LaunchRecord {
-            correlation_id: corr,
-            attribution: Some(id(exec)),
-            exec: LaunchedExec::Sdk {
-                graph_exec_id: exec as u64,
-                handle: ExecHandle(0x1000 * exec as u64),
-            },
-            thread_id: thread,
-            credited_dispatches: credited,
-            ending: LaunchEnding::Exited,
-        });
-        self.sdk.push(SdkLaunch {
-            correlation_id: corr,
-            queue_id: QUEUE,
-            kernel_dispatch_count: kernels,
-        });
-        self.spans.push(ApiSpan {
-            correlation_id: corr,
-            thread_id: thread,
-            enter_ns: span.0,
-            exit_ns: span.1,
-        });
-        self
-    }
-
-    /// Packets written by `thread` inside its call `corr`, in queue order,
-    /// claimed by the tracker as `exec` from ordinal `first` on.
-    fn written(mut self, corr: u64, thread: u64, exec: u32, first: u32, sigs: &[u64]) -> Self {
-        for (n, &signature) in sigs.iter().enumerate() {
-            let start_ns = 1_000 + self.observations.len() as u64;
-            self.observations.push(DispatchObservation {
-                correlation_id: corr,
-                external: key(exec, first + n as u32).pack(),
-                signature,
-                kind: DispatchKind::Kernel,
-                queue_id: QUEUE,
-                thread_id: thread,
-                start_ns,
-            });
-        }
-        self
-    }
-
-    fn verify(&self, knowledge: &mut ExecKnowledge) -> VerifiedWindow {
-        let evidence = WindowEvidence {
-            sdk_launches: Some(&self.sdk),
-            api_spans: &self.spans,
-            dispatches_complete: self.complete,
-            ..WindowEvidence::new(&self.observations, &self.launches)
-        };
-        verify_window(&evidence, knowledge)
-    }
-}
 
 fn concat(a: &[u64], b: &[u64]) -> Vec<u64> {
     a.iter().chain(b).copied().collect()

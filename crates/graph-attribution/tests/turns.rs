@@ -5,97 +5,36 @@
 //! queue counts only if its call overlapped the launch's. Overlapping calls
 //! are still refused.
 
+mod common;
+
+use common::{id, key, Window, QUEUE};
 use graph_attribution::{
-    verify_window, ApiSpan, AttributionId, DispatchKind, DispatchObservation, ExecHandle,
-    ExecKnowledge, GraphKey, LaunchEnding, LaunchRecord, LaunchedExec, Ordinal, SdkLaunch, Verdict,
-    VerifiedWindow, WindowEvidence,
+    DispatchKind, DispatchObservation, ExecHandle, ExecKnowledge, Ordinal, Verdict, VerifiedWindow,
 };
 
-const QUEUE: u64 = 7;
 /// The one graph both steps run.
 const G: [u64; 4] = [100, 101, 102, 103];
 
-fn id(n: u32) -> AttributionId {
-    AttributionId::new(n).unwrap()
-}
-
-fn key(exec: u32, ordinal: u32) -> GraphKey {
-    GraphKey::new(id(exec), Ordinal(ordinal))
-}
-
-#[derive(Default)]
-struct Window {
-    observations: Vec<DispatchObservation>,
-    launches: Vec<LaunchRecord>,
-    sdk: Vec<SdkLaunch>,
-    spans: Vec<ApiSpan>,
-    handoff: bool,
-}
-
-impl Window {
-    fn new() -> Window {
-        Window {
-            handoff: true,
-            ..Window::default()
-        }
+/// A window with the submission model vouched for, as the tool builds it.
+fn window() -> Window {
+    Window {
+        holder_writes_pending: true,
+        ..Window::new()
     }
+}
 
-    /// A hipGraphLaunch of `exec` by `thread` over `span` that wrote its own
-    /// packets (`sigs`), the first starting at `first_start`, 10 ns apart.
-    fn own(
-        mut self,
-        corr: u64,
-        exec: u32,
-        thread: u64,
-        span: (u64, u64),
-        first_start: u64,
-    ) -> Self {
-        self.launches.push(LaunchRecord {
-            correlation_id: corr,
-            attribution: Some(id(exec)),
-            exec: LaunchedExec::Sdk {
-                graph_exec_id: exec as u64,
-                handle: ExecHandle(0x7e00_0000_1000), // reused by every step
-            },
-            thread_id: thread,
-            credited_dispatches: G.len() as u32,
-            ending: LaunchEnding::Exited,
-        });
-        self.sdk.push(SdkLaunch {
-            correlation_id: corr,
-            queue_id: QUEUE,
-            kernel_dispatch_count: G.len() as u32,
-        });
-        self.spans.push(ApiSpan {
-            correlation_id: corr,
-            thread_id: thread,
-            enter_ns: span.0,
-            exit_ns: span.1,
-        });
-        for (n, &signature) in G.iter().enumerate() {
-            self.observations.push(DispatchObservation {
-                correlation_id: corr,
-                external: key(exec, n as u32).pack(),
-                signature,
-                kind: DispatchKind::Kernel,
-                queue_id: QUEUE,
-                thread_id: thread,
-                start_ns: first_start + 10 * n as u64,
-            });
-        }
-        self
-    }
+trait Steps {
+    /// A hipGraphLaunch of `exec` by `thread` over `span` that wrote its
+    /// own packets (`G`), the first starting at `first_start`, 10 ns apart;
+    /// every step's exec sits at the same (reused) handle.
+    fn own(self, corr: u64, exec: u32, thread: u64, span: (u64, u64), first_start: u64) -> Self;
+}
 
-    fn verify(&self, knowledge: &mut ExecKnowledge) -> VerifiedWindow {
-        let evidence = WindowEvidence {
-            sdk_kernel_counts: None,
-            sdk_launches: Some(&self.sdk),
-            api_spans: &self.spans,
-            dispatches_complete: true,
-            holder_writes_pending: self.handoff,
-            ..WindowEvidence::new(&self.observations, &self.launches)
-        };
-        verify_window(&evidence, knowledge)
+impl Steps for Window {
+    fn own(self, corr: u64, exec: u32, thread: u64, span: (u64, u64), first_start: u64) -> Self {
+        let n = G.len() as u32;
+        self.launch_at(ExecHandle(0x7e00_0000_1000), corr, exec, thread, span, n, n)
+            .written_from(corr, thread, exec, 0, &G, first_start, 10)
     }
 }
 
@@ -105,7 +44,7 @@ impl Window {
 /// ones, as when a simulator restarts the queue's clock for a new run
 /// (the queue order is then not the append order; rule 6 refuses it).
 fn two_steps(restart_clock: bool) -> Window {
-    let mut w = Window::new();
+    let mut w = window();
     for r in 0..3u64 {
         let enter = 10 + 20 * r;
         w = w.own(10 + r, 1, 1, (enter, enter + 10), 1_000 + 100 * r);
@@ -146,7 +85,7 @@ fn sequential_turns_by_two_threads_on_one_queue_are_learned_and_vouched() {
 #[test]
 fn turns_count_as_contention_without_the_submission_model() {
     let mut w = two_steps(true);
-    w.handoff = false;
+    w.holder_writes_pending = false;
     let mut knowledge = ExecKnowledge::new();
     let out = w.verify(&mut knowledge);
     assert!(knowledge.is_empty());
@@ -157,7 +96,7 @@ fn turns_count_as_contention_without_the_submission_model() {
 /// (each thread still wrote exactly its own packets, as far as the records
 /// show).
 fn overlapping() -> Window {
-    let mut w = Window::new();
+    let mut w = window();
     for r in 0..3u64 {
         let enter = 10 + 40 * r;
         w = w
@@ -192,7 +131,7 @@ fn overlapping_turns_are_still_refused() {
 #[test]
 fn touching_spans_count_as_overlapping() {
     // Thread 2's call enters exactly when thread 1's exits.
-    let w = Window::new()
+    let w = window()
         .own(10, 1, 1, (10, 20), 1_000)
         .own(11, 2, 2, (20, 30), 1_100)
         .own(12, 1, 1, (40, 50), 1_200)
@@ -208,7 +147,7 @@ fn a_perfect_exchange_between_overlapping_calls_teaches_nothing() {
     // Each thread wrote the other's packets inside its own call; the calls
     // overlap, as the submission model requires for such an exchange.
     const B: [u64; 4] = [200, 201, 202, 203];
-    let mut w = Window::new();
+    let mut w = window();
     for r in 0..2u64 {
         let enter = 10 + 40 * r;
         w = w

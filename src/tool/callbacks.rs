@@ -47,7 +47,9 @@ fn on_hip_api(tool: &state::Tool, record: &rocprofiler_callback_tracing_record_t
     if record.phase == rocprofiler_callback_phase_t::ENTER {
         tool.collector.on_api_enter(correlation_id, tool.now());
     }
-    if let Some(stream) = CURRENT_STREAM.get() {
+    // Joined once per call: at ENTER when SET wraps the call, at EXIT when
+    // it fired inside it.
+    if let Some(stream) = CURRENT_STREAM.take() {
         tool.collector.on_stream_of(correlation_id, stream);
     }
     // SAFETY: HIP_RUNTIME_API callbacks carry a hip_api_data payload.
@@ -100,10 +102,11 @@ fn on_hip_stream(tool: &state::Tool, record: &rocprofiler_callback_tracing_recor
     // SAFETY: HIP_STREAM callbacks carry a hip_stream_data payload.
     if let Some(data) = unsafe { payload::<rocprofiler_callback_tracing_hip_stream_data_t>(record) }
     {
-        CURRENT_STREAM.set(Some(data.stream_id.handle));
-        if record.correlation_id.internal != 0 {
-            tool.collector
-                .on_stream_of(record.correlation_id.internal, data.stream_id.handle);
+        match record.correlation_id.internal {
+            0 => CURRENT_STREAM.set(Some(data.stream_id.handle)),
+            correlation_id => tool
+                .collector
+                .on_stream_of(correlation_id, data.stream_id.handle),
         }
     }
 }
@@ -174,7 +177,7 @@ pub unsafe extern "C" fn on_buffer(
                 match decode::decode(header.category, header.kind, bytes) {
                     Ok(record) => batch.add(record),
                     Err(defect) => {
-                        tool.malformed.record(defect);
+                        tool.malformed.note(defect);
                         tool.collector.count_malformed();
                     }
                 }

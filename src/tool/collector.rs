@@ -101,8 +101,18 @@ impl Collector {
         self.attribution.as_ref().map(Attribution::tracker)
     }
 
-    pub fn set_max_events(max_events: u64) {
+    /// The limit the store is built with (a setMaxEvents before the SDK
+    /// initialised the tool).
+    pub fn set_initial_max_events(max_events: u64) {
         MAX_EVENTS.store(max_events.max(1), Ordering::Relaxed);
+    }
+
+    /// kineto's setMaxEvents: the limit for windows from now on, and for
+    /// records still to arrive in this one.
+    pub fn set_max_events(&self, max_events: u64) {
+        let max_events = max_events.max(1);
+        self.store
+            .set_max_records_per_window(usize::try_from(max_events).unwrap_or(usize::MAX));
     }
 
     pub fn push_external(&self, domain: CorrelationDomain, id: u64) {
@@ -361,7 +371,6 @@ impl Collector {
             "sdk_dropped={}",
             self.sdk_dropped.load(Ordering::Relaxed)
         ));
-        summary.push(format!("malformed={}", tool.malformed.total()));
         WindowActivities {
             kernel_names,
             kernels,

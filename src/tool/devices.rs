@@ -26,20 +26,13 @@ impl Devices {
         (status.is_success() && !devices.by_agent.is_empty()).then_some(devices)
     }
 
-    /// The device index and name of an agent; unknown agents get index 0.
-    pub fn lane(&self, agent: u64) -> (u32, &str) {
-        self.by_agent
-            .get(&agent)
-            .map(|(i, n)| (*i, n.as_str()))
-            .unwrap_or((0, "GPU"))
-    }
-
     pub fn knows(&self, agent: u64) -> bool {
         self.by_agent.contains_key(&agent)
     }
 
+    /// The device index of an agent; unknown agents get index 0.
     pub fn index_of(&self, agent: u64) -> u32 {
-        self.lane(agent).0
+        self.by_agent.get(&agent).map_or(0, |(index, _)| *index)
     }
 
     /// (device index, name), sorted by index.

@@ -1,35 +1,25 @@
-//! Counts records the decoder skipped, warning once per kind of defect.
+//! One warning per kind of malformed SDK record. The records themselves are
+//! counted where every other refused record is, in the activity store's
+//! drop counts (reported in each window's summary).
 use super::decode::Malformed;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 #[derive(Default)]
-pub struct MalformedCounts {
-    counts: [AtomicU64; Malformed::ALL.len()],
+pub struct MalformedWarnings {
+    warned: [AtomicBool; Malformed::ALL.len()],
 }
 
-impl MalformedCounts {
-    pub fn record(&self, defect: Malformed) {
-        let slot = &self.counts[Self::index(defect)];
-        if slot.fetch_add(1, Ordering::Relaxed) == 0 {
+impl MalformedWarnings {
+    pub fn note(&self, defect: Malformed) {
+        let index = Malformed::ALL
+            .iter()
+            .position(|d| *d == defect)
+            .expect("ALL lists every defect");
+        if !self.warned[index].swap(true, Ordering::Relaxed) {
             log::warn!(
                 "kineto-rocm: skipping SDK records with {} (counted; warned once)",
                 defect.describe()
             );
         }
-    }
-
-    pub fn count(&self, defect: Malformed) -> u64 {
-        self.counts[Self::index(defect)].load(Ordering::Relaxed)
-    }
-
-    pub fn total(&self) -> u64 {
-        Malformed::ALL.iter().map(|d| self.count(*d)).sum()
-    }
-
-    fn index(defect: Malformed) -> usize {
-        Malformed::ALL
-            .iter()
-            .position(|d| *d == defect)
-            .expect("ALL lists every defect")
     }
 }

@@ -6,7 +6,7 @@
 //! Everything mutable lives in the collector behind types that make data
 //! races impossible (atomics, mutexes, the store's own synchronisation).
 use super::collector::Collector;
-use super::malformed::MalformedCounts;
+use super::malformed::MalformedWarnings;
 use super::services::Services;
 use crate::api::{CorrelationDomain, ToolError};
 use crate::bridge::ffi::WindowActivities;
@@ -22,7 +22,7 @@ pub struct Tool {
     pub sdk_version: u32,
     pub services: Services,
     pub collector: Collector,
-    pub malformed: MalformedCounts,
+    pub malformed: MalformedWarnings,
     collecting: Mutex<bool>,
 }
 
@@ -81,7 +81,7 @@ impl Tool {
             sdk_version,
             services,
             collector,
-            malformed: MalformedCounts::default(),
+            malformed: MalformedWarnings::default(),
             collecting: Mutex::new(false),
         };
         TOOL.set(tool)
@@ -233,8 +233,13 @@ pub fn pop_correlation_id(domain: CorrelationDomain) -> Option<u64> {
     TOOL.get()?.collector.pop_external(domain)
 }
 
+/// Before the SDK has initialised the tool the limit waits for the store to
+/// be built; afterwards it applies to the live store.
 pub fn set_max_events(max_events: u64) {
-    Collector::set_max_events(max_events)
+    match TOOL.get() {
+        Some(tool) => tool.collector.set_max_events(max_events),
+        None => Collector::set_initial_max_events(max_events),
+    }
 }
 
 pub fn unavailable_reason() -> Option<String> {

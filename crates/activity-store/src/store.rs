@@ -36,7 +36,7 @@ use crate::linkage::{self, CorrelationLinks, ExternalDomain};
 use crate::records::{GraphLaunch, HipApiCall, KernelDispatch, MemoryCopy};
 use crate::staging::Staged;
 use crate::stats::WindowStats;
-use crate::sync::{AtomicU64, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use crate::sync::{AtomicU64, AtomicUsize, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use crate::windows::{self, WindowError, WindowId, WindowTable};
 
 /// Limits and tuning for one store.
@@ -77,6 +77,9 @@ pub struct ActivityStore {
     /// Distinguishes this store's thread-local external id stacks.
     store: u64,
     config: StoreConfig,
+    /// `config.max_records_per_window`, changeable while collecting (kineto
+    /// calls setMaxEvents whenever its configuration says so).
+    max_records: AtomicUsize,
     windows: RwLock<WindowTable>,
     /// The open window's id, 0 when none: lets the API-call callbacks skip
     /// all work outside windows without touching the table's lock.
@@ -100,6 +103,7 @@ impl ActivityStore {
         Self {
             store: NEXT_STORE.fetch_add(1, Ordering::Relaxed),
             config,
+            max_records: AtomicUsize::new(config.max_records_per_window),
             windows: RwLock::new(WindowTable::new(config.staging_shards)),
             open_window: AtomicU64::new(0),
             links: CorrelationLinks::default(),
@@ -110,7 +114,15 @@ impl ActivityStore {
     }
 
     pub fn config(&self) -> StoreConfig {
-        self.config
+        StoreConfig {
+            max_records_per_window: self.max_records.load(Ordering::Relaxed),
+            ..self.config
+        }
+    }
+
+    /// Changes the per-window record limit for records pushed from now on.
+    pub fn set_max_records_per_window(&self, max_records: usize) {
+        self.max_records.store(max_records, Ordering::Relaxed);
     }
 
     fn table(&self) -> RwLockReadGuard<'_, WindowTable> {
@@ -227,7 +239,7 @@ impl ActivityStore {
         windows::stage_batch(
             &table,
             records,
-            self.config.max_records_per_window,
+            self.max_records.load(Ordering::Relaxed),
             |correlation_id| self.routes.get(&correlation_id).map(|window| *window),
             |reason, count| self.drops.add(reason, count),
         );

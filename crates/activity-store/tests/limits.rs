@@ -79,3 +79,21 @@ fn concurrent_pushers_never_take_more_than_the_limit() {
         threads * per_thread - limit as u64
     );
 }
+
+#[test]
+fn the_limit_can_change_while_collecting() {
+    let store = ActivityStore::new(StoreConfig {
+        max_records_per_window: 10,
+        ..StoreConfig::default()
+    });
+    let window = store.open_window(0).unwrap();
+    store.set_max_records_per_window(2);
+    assert_eq!(store.config().max_records_per_window, 2);
+    for start in 1..=5 {
+        store.push_kernel(kernel(start, start));
+    }
+    store.close_window(window, 100).unwrap();
+    let window = store.finalise(window).unwrap();
+    assert_eq!(window.kernels.len(), 2);
+    assert_eq!(store.drop_counts().over_limit, 3);
+}

@@ -616,9 +616,7 @@ impl Turns {
             }
             if call.exit >= enter
                 && call.thread != thread
-                && signatures.is_none_or(|sigs| {
-                    call.signatures.iter().any(|s| sigs.contains(s))
-                })
+                && signatures.is_none_or(|sigs| call.signatures.iter().any(|s| sigs.contains(s)))
             {
                 return true;
             }

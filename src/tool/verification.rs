@@ -39,6 +39,7 @@ impl Default for Verification {
     }
 }
 
+/// A copy's identity: its size, direction and endpoints.
 fn signature_of(value: impl Hash) -> u64 {
     let mut hasher = std::collections::hash_map::DefaultHasher::new();
     value.hash(&mut hasher);
@@ -95,7 +96,8 @@ impl Verification {
             observations.push(DispatchObservation {
                 correlation_id: row.correlation_id,
                 external: row.external_slot,
-                signature: signature_of(row.kernel_id),
+                // The SDK's kernel id already names what ran.
+                signature: row.kernel_id,
                 kind: DispatchKind::Kernel,
                 queue_id: row.queue,
                 thread_id: row.thread_id,

@@ -33,6 +33,28 @@ pub struct rocprofiler_callback_tracing_code_object_kernel_symbol_register_data_
     pub kernel_address: rocprofiler_address_t,
 }
 
+/// Payload of CODE_OBJECT HOST_KERNEL_SYMBOL_REGISTER (callback_tracing.h,
+/// SDK 1.0): the host stub a HIP program launches a kernel through
+/// (hipLaunchKernel's `function_address`, a kernel node's `func`) and the
+/// kernel id its dispatch records carry.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct rocprofiler_callback_tracing_code_object_host_kernel_symbol_register_data_t {
+    pub size: u64,
+    pub host_function_id: u64,
+    pub kernel_id: u64,
+    pub code_object_id: u64,
+    pub host_function: rocprofiler_address_t,
+    pub modules: rocprofiler_address_t,
+    pub device_function: *const c_char,
+    pub thread_limit: u32,
+    pub thread_ids: rocprofiler_dim3_t,
+    pub block_ids: rocprofiler_dim3_t,
+    pub block_dims: rocprofiler_dim3_t,
+    pub grid_dims: rocprofiler_dim3_t,
+    pub workgroup_size: u64,
+}
+
 /// Payload of HIP_STREAM CREATE / DESTROY / SET.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default)]

@@ -6,10 +6,23 @@
 use crate::types::rocprofiler_dim3_t;
 use std::ffi::c_void;
 
-/// `rocprofiler_hip_runtime_api_id_t` values used by the backend. The enum is
-/// append-only, so these hold across SDK versions.
+/// `rocprofiler_hip_runtime_api_id_t` values the backend and the simulator
+/// use by name, and the name of every id. The enum is append-only, so these
+/// hold across SDK versions (see [`crate::hip_api_names`]).
 pub mod hip_runtime_api_id {
+    use crate::hip_api_names::RUNTIME_API_NAMES;
+
     pub const NONE: i32 = -1;
+    pub const hipDeviceSynchronize: i32 = 66;
+    pub const hipEventRecord: i32 = 81;
+    pub const hipExtLaunchKernel: i32 = 84;
+    pub const hipGraphAddEmptyNode: i32 = 120;
+    pub const hipGraphAddKernelNode: i32 = 124;
+    pub const hipGraphAddMemcpyNode1D: i32 = 128;
+    pub const hipGraphAddMemsetNode: i32 = 131;
+    pub const hipGraphClone: i32 = 133;
+    pub const hipGraphCreate: i32 = 134;
+    pub const hipGraphDestroy: i32 = 136;
     pub const hipGraphExecDestroy: i32 = 143;
     pub const hipGraphExecUpdate: i32 = 153;
     pub const hipGraphInstantiate: i32 = 159;
@@ -18,30 +31,31 @@ pub mod hip_runtime_api_id {
     pub const hipLaunchKernel: i32 = 214;
     pub const hipMemcpy: i32 = 259;
     pub const hipMemcpyAsync: i32 = 268;
+    pub const hipMemset: i32 = 288;
+    pub const hipMemsetAsync: i32 = 293;
+    pub const hipModuleLaunchKernel: i32 = 308;
+    pub const hipStreamBeginCapture: i32 = 333;
     pub const hipStreamCreate: i32 = 334;
     pub const hipStreamCreateWithFlags: i32 = 335;
     pub const hipStreamDestroy: i32 = 337;
+    pub const hipStreamEndCapture: i32 = 338;
+    pub const hipStreamSynchronize: i32 = 346;
+    pub const hipStreamWaitEvent: i32 = 348;
+    pub const hipMemsetAsync_spt: i32 = 397;
+    pub const hipMemcpyAsync_spt: i32 = 402;
+    pub const hipLaunchKernel_spt: i32 = 419;
     pub const hipGraphLaunch_spt: i32 = 420;
     pub const hipGraphInstantiateWithParams: i32 = 438;
 
-    /// The runtime's name for an operation id this crate declares.
+    /// One past the largest id any SDK this crate knows reports.
+    pub const LAST: i32 = RUNTIME_API_NAMES.len() as i32;
+
+    /// The runtime's name for an operation id.
     pub fn name(operation: i32) -> Option<&'static str> {
-        Some(match operation {
-            hipGraphExecDestroy => "hipGraphExecDestroy",
-            hipGraphExecUpdate => "hipGraphExecUpdate",
-            hipGraphInstantiate => "hipGraphInstantiate",
-            hipGraphInstantiateWithFlags => "hipGraphInstantiateWithFlags",
-            hipGraphLaunch => "hipGraphLaunch",
-            hipLaunchKernel => "hipLaunchKernel",
-            hipMemcpy => "hipMemcpy",
-            hipMemcpyAsync => "hipMemcpyAsync",
-            hipStreamCreate => "hipStreamCreate",
-            hipStreamCreateWithFlags => "hipStreamCreateWithFlags",
-            hipStreamDestroy => "hipStreamDestroy",
-            hipGraphLaunch_spt => "hipGraphLaunch_spt",
-            hipGraphInstantiateWithParams => "hipGraphInstantiateWithParams",
-            _ => return None,
-        })
+        usize::try_from(operation)
+            .ok()
+            .and_then(|i| RUNTIME_API_NAMES.get(i))
+            .copied()
     }
 }
 
@@ -52,7 +66,43 @@ pub const HIP_GRAPH_EXEC_UPDATE_SUCCESS: i32 = 0;
 
 pub type hipGraphExec_t = *mut c_void;
 pub type hipGraph_t = *mut c_void;
+pub type hipGraphNode_t = *mut c_void;
 pub type hipStream_t = *mut c_void;
+pub type hipFunction_t = *mut c_void;
+
+/// `hipMemcpyKind` values.
+pub mod hip_memcpy_kind {
+    pub const hipMemcpyHostToHost: i32 = 0;
+    pub const hipMemcpyHostToDevice: i32 = 1;
+    pub const hipMemcpyDeviceToHost: i32 = 2;
+    pub const hipMemcpyDeviceToDevice: i32 = 3;
+    pub const hipMemcpyDefault: i32 = 4;
+}
+
+/// `hipKernelNodeParams` (hip/hip_runtime_api.h): what a kernel node runs.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct hipKernelNodeParams {
+    pub blockDim: rocprofiler_dim3_t,
+    pub extra: *mut *mut c_void,
+    /// The kernel's host stub, as hipLaunchKernel's `function_address`.
+    pub func: *mut c_void,
+    pub gridDim: rocprofiler_dim3_t,
+    pub kernelParams: *mut *mut c_void,
+    pub sharedMemBytes: u32,
+}
+
+/// `hipMemsetParams` (hip/hip_runtime_api.h).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct hipMemsetParams {
+    pub dst: *mut c_void,
+    pub elementSize: u32,
+    pub height: usize,
+    pub pitch: usize,
+    pub value: u32,
+    pub width: usize,
+}
 
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
@@ -123,6 +173,87 @@ pub struct hip_stream_create_args {
     pub stream: *mut hipStream_t,
 }
 
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct hip_graph_create_args {
+    pub pGraph: *mut hipGraph_t,
+    pub flags: u32,
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct hip_graph_destroy_args {
+    pub graph: hipGraph_t,
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct hip_graph_add_kernel_node_args {
+    pub pGraphNode: *mut hipGraphNode_t,
+    pub graph: hipGraph_t,
+    pub pDependencies: *const hipGraphNode_t,
+    pub numDependencies: usize,
+    pub pNodeParams: *const hipKernelNodeParams,
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct hip_graph_add_memcpy_node_1d_args {
+    pub pGraphNode: *mut hipGraphNode_t,
+    pub graph: hipGraph_t,
+    pub pDependencies: *const hipGraphNode_t,
+    pub numDependencies: usize,
+    pub dst: *mut c_void,
+    pub src: *const c_void,
+    pub count: usize,
+    /// `hipMemcpyKind`.
+    pub kind: i32,
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct hip_graph_add_memset_node_args {
+    pub pGraphNode: *mut hipGraphNode_t,
+    pub graph: hipGraph_t,
+    pub pDependencies: *const hipGraphNode_t,
+    pub numDependencies: usize,
+    pub pMemsetParams: *const hipMemsetParams,
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct hip_graph_add_empty_node_args {
+    pub pGraphNode: *mut hipGraphNode_t,
+    pub graph: hipGraph_t,
+    pub pDependencies: *const hipGraphNode_t,
+    pub numDependencies: usize,
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct hip_memset_async_args {
+    pub dst: *mut c_void,
+    pub value: i32,
+    pub sizeBytes: usize,
+    pub stream: hipStream_t,
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct hip_module_launch_kernel_args {
+    pub func: hipFunction_t,
+    pub gridDimX: u32,
+    pub gridDimY: u32,
+    pub gridDimZ: u32,
+    pub blockDimX: u32,
+    pub blockDimY: u32,
+    pub blockDimZ: u32,
+    pub sharedMemBytes: u32,
+    pub stream: hipStream_t,
+    pub kernelParams: *mut *mut c_void,
+    pub extra: *mut *mut c_void,
+}
+
 /// `rocprofiler_hip_api_args_t` (88 bytes, 8-aligned).
 #[repr(C)]
 #[derive(Clone, Copy)]
@@ -135,6 +266,14 @@ pub union rocprofiler_hip_api_args_t {
     pub hipLaunchKernel: hip_launch_kernel_args,
     pub hipMemcpyAsync: hip_memcpy_async_args,
     pub hipStreamCreate: hip_stream_create_args,
+    pub hipGraphCreate: hip_graph_create_args,
+    pub hipGraphDestroy: hip_graph_destroy_args,
+    pub hipGraphAddKernelNode: hip_graph_add_kernel_node_args,
+    pub hipGraphAddMemcpyNode1D: hip_graph_add_memcpy_node_1d_args,
+    pub hipGraphAddMemsetNode: hip_graph_add_memset_node_args,
+    pub hipGraphAddEmptyNode: hip_graph_add_empty_node_args,
+    pub hipMemsetAsync: hip_memset_async_args,
+    pub hipModuleLaunchKernel: hip_module_launch_kernel_args,
     /// The union's full extent in every SDK from 1.0 to 1.3.
     pub raw: [u64; 11],
 }

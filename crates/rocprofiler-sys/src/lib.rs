@@ -17,6 +17,7 @@ mod buffer_records;
 mod callback_payloads;
 mod enums;
 mod hip;
+pub mod hip_api_names;
 mod registration;
 mod sdk;
 mod types;

@@ -1,136 +1,94 @@
-//! What the verifier is given about one window: the dispatches that ran,
-//! the launches that were tracked, and (SDK 1.3) what the SDK says each
-//! launch should have produced.
+//! What the evidence method is given about one trace window: every
+//! completed record, every HIP call, what each call may put on the device,
+//! and where the window's edges leave calls unseen.
 
-use std::collections::HashMap;
+use std::sync::Arc;
 
-use crate::launch_log::LaunchRecord;
-
-/// Whether a dispatch was a kernel or a memory copy. Both are credited
-/// ordinals; the SDK's per-launch count covers kernels only.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum DispatchKind {
-    Kernel,
-    Copy,
-}
-
-/// What ran, as far as identity goes: the verifier's only evidence that is
-/// independent of the tracker's answer.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct NodeSignature {
-    pub kind: DispatchKind,
-    /// The caller's hash of the kernel id, or of a copy's bytes and
-    /// direction. Equal signatures are indistinguishable to the verifier.
-    pub signature: u64,
-}
+use crate::ids::AttributionId;
+use crate::structure::ExecContents;
+use crate::work::{HostKernel, KernelLookup, Observed, Output};
 
 /// One completed kernel dispatch or memory copy record.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct DispatchObservation {
-    /// The record's internal correlation id: the API call the SDK credited
-    /// the dispatch to (for a graph dispatch, normally the launch's).
+pub struct Observation {
+    /// The record's correlation id: the HIP call in progress on the thread
+    /// that processed its packet (ROCr's intercept runs on whichever thread
+    /// rings the doorbell), not necessarily the call that launched it.
     pub correlation_id: u64,
-    /// The record's external correlation slot: what the tracker answered,
-    /// 0 for "not graphed".
-    pub external: u64,
-    pub signature: u64,
-    pub kind: DispatchKind,
-    /// The hardware queue it ran on.
+    pub observed: Observed,
+    /// The hardware queue (0 for copy-engine transfers).
     pub queue_id: u64,
-    /// The thread that wrote its packet (the record's thread id).
-    pub thread_id: u64,
+    /// The SDK's dispatch id: a process-wide counter taken as packets are
+    /// processed, so per queue it follows the queue's slot order. `None`
+    /// for copies.
+    pub dispatch_id: Option<u64>,
     pub start_ns: u64,
 }
 
-impl DispatchObservation {
-    pub fn node_signature(&self) -> NodeSignature {
-        NodeSignature {
-            kind: self.kind,
-            signature: self.signature,
-        }
+/// What one HIP call may put on the device.
+#[derive(Clone, Debug)]
+pub enum CallWork {
+    /// Cannot write an AQL packet (getters, allocation, graph building).
+    NoDevice,
+    /// May write packets that produce no record (markers, barriers): it can
+    /// hold up other threads' packets or process them, but produces nothing.
+    Barrier,
+    /// An eager kernel launched through a host stub.
+    Kernel(HostKernel),
+    /// An eager blit or copy.
+    Output(Output),
+    /// A graph launch: its exec's attribution id at launch time (`None`
+    /// when it has none) and what the exec ran then.
+    Graph {
+        graph_id: Option<AttributionId>,
+        exec: Arc<ExecContents>,
+    },
+    /// May write anything (an API the tool does not model).
+    Unknown,
+}
+
+impl CallWork {
+    /// Can this call write a packet (and so hold up or process others')?
+    pub fn writes_packets(&self) -> bool {
+        !matches!(self, CallWork::NoDevice)
     }
 }
 
-/// What the SDK's HIP_GRAPH launch record (1.3+) says about one launch:
-/// where its packets went and how many kernels it produced.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct SdkLaunch {
-    /// The hipGraphLaunch call's correlation id.
-    pub correlation_id: u64,
-    /// The hardware queue of the launch's stream (the record's `queue_id`).
-    pub queue_id: u64,
-    pub kernel_dispatch_count: u32,
-}
-
-/// One HIP API call as its HIP_RUNTIME_API record gives it: the thread and
-/// the ENTER and EXIT timestamps (the same clock for every call).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct ApiSpan {
+/// One HIP API call, as its HIP_RUNTIME_API record and callbacks give it.
+#[derive(Clone, Debug)]
+pub struct Call {
     pub correlation_id: u64,
     pub thread_id: u64,
+    /// ENTER and EXIT, on the clock of every other timestamp.
     pub enter_ns: u64,
     pub exit_ns: u64,
+    pub work: CallWork,
 }
 
-/// Everything known about one window's graph dispatches.
-#[derive(Clone, Copy, Debug)]
+/// A HIP call that was in flight when the window opened: the tool saw its
+/// thread enter it, but not what it did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Span {
+    pub thread_id: u64,
+    pub enter_ns: u64,
+    /// `None`: still in flight when the window was finished.
+    pub exit_ns: Option<u64>,
+}
+
+/// Everything known about one window.
+#[derive(Clone, Copy)]
 pub struct WindowEvidence<'a> {
-    /// Every dispatch and copy record of the window (graphed or not: the
-    /// ungraphed ones are evidence too).
-    pub observations: &'a [DispatchObservation],
-    /// The tracked launches whose dispatches landed in this window,
-    /// including launches that were credited no dispatch.
-    pub launches: &'a [LaunchRecord],
-    /// SDK 1.3 HIP_GRAPH records: launch correlation id -> kernel dispatches
-    /// the SDK says the launch produced. `None` on SDK < 1.3.
-    pub sdk_kernel_counts: Option<&'a HashMap<u64, u32>>,
-    /// Launch records lost before they reached this window (launch log or
-    /// ledger overflow). Nonzero means a missing launch may explain what
-    /// looks clean, so nothing new is learned from this window.
-    pub launches_lost: u64,
-    /// SDK 1.3 HIP_GRAPH records of the window's launches (queue and kernel
-    /// count). `None` on SDK < 1.3. Needed, with `api_spans`, by the
-    /// contended-window rules (rule 6, `contended.rs`).
-    pub sdk_launches: Option<&'a [SdkLaunch]>,
-    /// The window's HIP API calls: every graph launch's ENTER/EXIT, and the
-    /// call each dispatch record's correlation id names (the call during
-    /// which its packet was written). Calls missing here only weaken what
-    /// the contended rules can conclude.
-    pub api_spans: &'a [ApiSpan],
-    /// The caller knows every dispatch record of the window's launches is
-    /// here: the window is complete (every correlation id retired) and no
-    /// record was dropped. Without it the contended rules do nothing.
-    pub dispatches_complete: bool,
-    /// The caller vouches for the submission model the time-aware
-    /// contention rule needs (verifier.rs, "Turns"): a launch call appends
-    /// all its packets to its queue's pending list before it writes any
-    /// packet, and a thread that writes to a queue writes every packet
-    /// pending there, its own or not (it holds the queue until the list is
-    /// empty). This is the seed's hazard as rocprofiler-sim's `submit`
-    /// models it (append, then try-lock; the holder drains everything).
-    /// With it and the window's API spans, another thread can only have
-    /// written a launch's packets in a call that overlapped the launch's.
-    /// Off: any other thread's dispatch on the queue counts, whenever it
-    /// ran. Wrong when set: a launch that writes others' packets before
-    /// appending its own can be vouched for with their key (the faithful
-    /// interleavings model without this ordering finds such cases).
-    pub holder_writes_pending: bool,
-}
-
-impl<'a> WindowEvidence<'a> {
-    pub fn new(
-        observations: &'a [DispatchObservation],
-        launches: &'a [LaunchRecord],
-    ) -> WindowEvidence<'a> {
-        WindowEvidence {
-            observations,
-            launches,
-            sdk_kernel_counts: None,
-            launches_lost: 0,
-            sdk_launches: None,
-            api_spans: &[],
-            dispatches_complete: false,
-            holder_writes_pending: false,
-        }
-    }
+    pub observations: &'a [Observation],
+    /// The HIP calls issued while the window was open.
+    pub calls: &'a [Call],
+    /// Calls in flight when the window opened (their work is unknown).
+    pub open_edge: &'a [Span],
+    /// When the window stopped collecting: calls issued after it are not in
+    /// `calls`, so a call still in flight then may have met unseen ones.
+    pub close_ns: u64,
+    /// Every record of the window's calls has been delivered (every
+    /// correlation id retired) and none was dropped.
+    pub complete: bool,
+    /// Host stub -> kernel id.
+    pub kernels: &'a dyn KernelLookup,
 }

@@ -1,7 +1,7 @@
 //! Identifiers and the packed layout that the trace emits.
 //!
 //! The layout is CUPTI's, because that is what PyTorch reads back:
-//! `graph node id = (graph id << 32) | ordinal`, and 0 means "not graphed".
+//! `graph node id = (graph id << 32) | node id`, and 0 means "not graphed".
 //! Every type here exists so that a value which cannot be packed without
 //! aliasing cannot be constructed in the first place.
 
@@ -46,42 +46,48 @@ impl fmt::Display for AttributionId {
     }
 }
 
-/// The position of a dispatch within one launch of an exec: the low half of
-/// the packed node id. HIP flattens a graph into a fixed submission sequence
-/// at instantiate, so within an exec the ordinal names a node.
+/// A node's identity within its exec: the low half of the packed key.
+///
+/// The evidence method reports the node's creation index: the position of
+/// the call that created it (hipGraphAdd*Node, in the graph's build order),
+/// as CUPTI numbers CUDA graph nodes in creation order. Unlike the order in
+/// which HIP dispatches the nodes, which depends on the runtime's segment
+/// scheduling and, under contention, on which thread processed a packet,
+/// the creation index is a property of the node that the graph-building
+/// calls prove. The seed method (the SDK's documented recipe, kept for
+/// comparison) packs its dispatch ordinal here instead.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct Ordinal(pub u32);
+pub struct NodeId(pub u32);
 
-impl Ordinal {
-    /// The ordinal as an index into an exec's node sequence.
+impl NodeId {
+    /// The id as an index into an exec's node list.
     pub const fn index(self) -> usize {
         self.0 as usize
     }
 }
 
-impl fmt::Display for Ordinal {
+impl fmt::Display for NodeId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}", self.0)
     }
 }
 
-/// One (graph id, graph node id) pair: which exec, and which dispatch of a
-/// launch of it.
+/// One (graph id, graph node id) pair: which exec, and which of its nodes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct GraphKey {
     pub graph_id: AttributionId,
-    pub ordinal: Ordinal,
+    pub node: NodeId,
 }
 
 impl GraphKey {
-    pub const fn new(graph_id: AttributionId, ordinal: Ordinal) -> GraphKey {
-        GraphKey { graph_id, ordinal }
+    pub const fn new(graph_id: AttributionId, node: NodeId) -> GraphKey {
+        GraphKey { graph_id, node }
     }
 
     /// The packed value the external-correlation slot carries and the trace
-    /// emits as `graph node id`: `(id << 32) | ordinal`. Never 0.
+    /// emits as `graph node id`: `(id << 32) | node`. Never 0.
     pub const fn pack(self) -> u64 {
-        ((self.graph_id.get() as u64) << 32) | self.ordinal.0 as u64
+        ((self.graph_id.get() as u64) << 32) | self.node.0 as u64
     }
 
     /// The key a packed value names, or `None` for a value no key packs to:
@@ -90,7 +96,7 @@ impl GraphKey {
         match AttributionId::new((packed >> 32) as u32) {
             Some(graph_id) => Some(GraphKey {
                 graph_id,
-                ordinal: Ordinal(packed as u32),
+                node: NodeId(packed as u32),
             }),
             None => None,
         }
@@ -110,7 +116,7 @@ impl GraphKey {
 
 impl fmt::Display for GraphKey {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "graph {} node {}", self.graph_id, self.ordinal)
+        write!(f, "graph {} node {}", self.graph_id, self.node)
     }
 }
 
@@ -162,20 +168,20 @@ mod tests {
     }
 
     #[test]
-    fn packing_puts_the_id_high_and_the_ordinal_low() {
-        let key = GraphKey::new(id(1), Ordinal(0));
+    fn packing_puts_the_id_high_and_the_node_low() {
+        let key = GraphKey::new(id(1), NodeId(0));
         assert_eq!(key.pack(), 4_294_967_296);
         assert_eq!(key.graph_id(), 1);
         assert_eq!(key.graph_node_id() >> 32, 1);
-        let key = GraphKey::new(id(0xFFFF_FFFF), Ordinal(0xFFFF_FFFF));
+        let key = GraphKey::new(id(0xFFFF_FFFF), NodeId(0xFFFF_FFFF));
         assert_eq!(key.pack(), u64::MAX);
-        assert_eq!(GraphKey::new(id(7), Ordinal(5)).pack(), (7 << 32) | 5);
+        assert_eq!(GraphKey::new(id(7), NodeId(5)).pack(), (7 << 32) | 5);
     }
 
     #[test]
     fn unpack_inverts_pack_and_rejects_values_no_key_packs_to() {
         for (g, o) in [(1, 0), (1, 31), (0xFFFF_FFFF, 0), (123_456, 0xFFFF_FFFF)] {
-            let key = GraphKey::new(id(g), Ordinal(o));
+            let key = GraphKey::new(id(g), NodeId(o));
             assert_eq!(GraphKey::unpack(key.pack()), Some(key));
         }
         assert_eq!(GraphKey::unpack(0), None);

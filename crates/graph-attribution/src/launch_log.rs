@@ -1,16 +1,17 @@
-//! Finished launches, handed from the launching threads to the verifier.
+//! Finished launches of the seed method, handed from the launching threads
+//! to the window that reports them.
 //!
-//! The verifier needs every launch instance, including those that were
-//! credited no dispatches at all: when another thread wrote a launch's
-//! packets, that launch's instance is the one left short, and it is the only
-//! evidence of which launch the stray dispatches belonged to.
+//! The seed method (the SDK's documented recipe, kept for comparison)
+//! credits each dispatch to the processing thread's innermost launch. Its
+//! own failure shows in these records: a launch credited more or fewer
+//! dispatches than its graph has nodes was contaminated by, or lost packets
+//! to, another thread's submission.
 //!
 //! Launches end on the hot path (the EXIT callback), so the log is a bounded
 //! lock-free ring allocated once: pushing neither locks nor allocates, and a
 //! full ring drops the record and counts it rather than blocking the
 //! application thread or growing without bound when nobody drains.
 
-use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use crossbeam_queue::ArrayQueue;
@@ -107,74 +108,6 @@ impl LaunchLog {
     }
 }
 
-/// Drained launch records waiting for the window their dispatches land in.
-///
-/// A launch ends (and is drained) before its dispatches complete, so the
-/// record pipeline keeps records here and takes those of a window's launches
-/// when it verifies that window. Bounded: past `capacity` the oldest
-/// (lowest correlation id) are evicted and counted.
-#[derive(Debug)]
-pub struct LaunchLedger {
-    records: HashMap<u64, LaunchRecord>,
-    capacity: usize,
-    evicted: u64,
-}
-
-impl LaunchLedger {
-    pub fn with_capacity(capacity: usize) -> LaunchLedger {
-        LaunchLedger {
-            records: HashMap::new(),
-            capacity: capacity.max(1),
-            evicted: 0,
-        }
-    }
-
-    /// Keep `records` (e.g. from [`LaunchLog::drain`]).
-    pub fn absorb(&mut self, records: impl IntoIterator<Item = LaunchRecord>) {
-        for record in records {
-            self.records.insert(record.correlation_id, record);
-        }
-        if self.records.len() > self.capacity {
-            let mut ids: Vec<u64> = self.records.keys().copied().collect();
-            ids.sort_unstable();
-            let excess = self.records.len() - self.capacity;
-            for id in &ids[..excess] {
-                self.records.remove(id);
-            }
-            self.evicted += excess as u64;
-        }
-    }
-
-    /// Remove and return the records whose correlation id `belongs` to the
-    /// window being verified, in correlation id order.
-    pub fn take_where(&mut self, mut belongs: impl FnMut(u64) -> bool) -> Vec<LaunchRecord> {
-        let mut taken: Vec<LaunchRecord> = Vec::new();
-        self.records.retain(|&id, record| {
-            if belongs(id) {
-                taken.push(*record);
-                false
-            } else {
-                true
-            }
-        });
-        taken.sort_unstable_by_key(|record| record.correlation_id);
-        taken
-    }
-
-    /// Records evicted unverified because the ledger was full.
-    pub fn evicted(&self) -> u64 {
-        self.evicted
-    }
-
-    pub fn len(&self) -> usize {
-        self.records.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.records.is_empty()
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -203,19 +136,5 @@ mod tests {
         let drained: Vec<u64> = log.drain().iter().map(|r| r.correlation_id).collect();
         assert_eq!(drained, vec![1, 2]);
         assert!(log.push(record(4)));
-    }
-
-    #[test]
-    fn the_ledger_hands_out_a_windows_launches_and_evicts_the_oldest() {
-        let mut ledger = LaunchLedger::with_capacity(3);
-        ledger.absorb((1..=5).map(record));
-        assert_eq!(ledger.evicted(), 2);
-        let taken: Vec<u64> = ledger
-            .take_where(|id| id <= 4)
-            .iter()
-            .map(|r| r.correlation_id)
-            .collect();
-        assert_eq!(taken, vec![3, 4]);
-        assert_eq!(ledger.len(), 1);
     }
 }

@@ -14,7 +14,7 @@
 use std::cell::RefCell;
 
 use crate::diagnostics::Anomaly;
-use crate::ids::{AttributionId, ExecHandle, GraphKey, LaunchedExec, Ordinal};
+use crate::ids::{AttributionId, ExecHandle, GraphKey, LaunchedExec, NodeId};
 use crate::launch_log::LaunchEnding;
 
 /// Launches that can be nested on one thread with attribution.
@@ -29,7 +29,7 @@ pub(crate) struct Frame {
     pub thread_id: u64,
     /// The ordinal the next credited dispatch gets.
     next_ordinal: u32,
-    /// Ordinal u32::MAX has been handed out; nothing more can be packed.
+    /// NodeId u32::MAX has been handed out; nothing more can be packed.
     exhausted: bool,
 }
 
@@ -199,7 +199,7 @@ pub(crate) fn credit_dispatch(owner: u64) -> Result<u64, Anomaly> {
             Some(next) => frame.next_ordinal = next,
             None => frame.exhausted = true,
         }
-        Ok(GraphKey::new(attribution, Ordinal(ordinal)).pack())
+        Ok(GraphKey::new(attribution, NodeId(ordinal)).pack())
     })
     .unwrap_or(Ok(0))
 }

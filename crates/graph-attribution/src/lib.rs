@@ -2,84 +2,105 @@
 //!
 //! Why: rocprofiler-sdk puts no graph identity on kernel dispatch and memory
 //! copy records, so a trace cannot say which graph node produced a dispatch.
-//! This crate reconstructs it in two halves:
+//! The SDK's documented recipe (a per-thread stack of graph launches,
+//! answered through the external-correlation request service) credits each
+//! dispatch to whatever the thread that *processed* its packet was doing;
+//! under ROCm's submission (shared hardware queues, packets processed by
+//! whichever thread rings a doorbell, graph branches on several queues) that
+//! is often another thread's launch. This crate attributes from evidence
+//! instead:
 //!
-//! - at collection time, the [`LaunchTracker`] keeps a per-thread stack of
-//!   graph launches and answers the SDK's external-correlation request with
-//!   `(attribution id << 32) | ordinal` (the CUPTI layout PyTorch reads);
-//! - when a window's records are consumed, the verifier ([`verify_window`])
-//!   checks those answers against what actually ran, because a per-thread
-//!   stack mis-credits dispatches when threads share a hardware queue. Each
-//!   pair is vouched for, repaired from evidence, or withheld; a wrong pair
-//!   never leaves.
+//! - [`GraphStructure`] follows the graph-building HIP calls, so each exec's
+//!   nodes are known (kernel, launch shape, dependencies) and a node's id is
+//!   its creation index;
+//! - [`attribute_window`] decides, for every record of a finished trace
+//!   window, which calls could have written its packet (the two-hop rule:
+//!   [`attribute`]'s module docs), and emits a key or a link only when the
+//!   evidence leaves one answer. Everything else is withheld and counted.
+//!
+//! The seed's recipe stays available ([`LaunchTracker`]) to show what it
+//! would have emitted.
 //!
 //! No FFI, no `unsafe`, no I/O but the `log` crate.
 //!
-//! # Wiring, and what a benchmark measures
-//!
-//! The three hot-path calls are plain methods on a shared tracker, so a
-//! benchmark can drive them directly (one replay of a 3-node graph here):
-//!
 //! ```
 //! use graph_attribution::*;
+//! use std::collections::HashMap;
 //!
-//! let tracker = LaunchTracker::new(TrackerConfig::new(ExecIdentity::SdkGraphDomain));
-//! let exec = LaunchedExec::Sdk { graph_exec_id: 1, handle: ExecHandle(0x7f00_0000) };
-//! tracker.exec_created(exec);                                  // EXEC_CREATE
+//! // A graph of two kernels, built and instantiated.
+//! let structure = GraphStructure::new();
+//! let graph = GraphHandle(0x10);
+//! structure.graph_created(graph);
+//! let kernel = |stub| NodeWork::Kernel(HostKernel::from_blocks(stub, [256, 1, 1], [256, 1, 1]));
+//! structure.node_added(graph, NodeHandle(1), &[], kernel(0xa0));
+//! structure.node_added(graph, NodeHandle(2), &[NodeHandle(1)], kernel(0xb0));
+//! structure.exec_instantiated(ExecHandle(0x7f00), graph);
 //!
-//! let call = LaunchCall { correlation_id: 42, thread_id: 1 };
-//! tracker.enter_launch(exec, call);                            // EXEC_LAUNCH ENTER
-//! let slots: Vec<u64> = (0..3).map(|_| tracker.external_for_dispatch()).collect();
-//! tracker.exit_launch(exec);                                   // EXEC_LAUNCH EXIT
-//! assert_eq!(slots, [1 << 32, (1 << 32) | 1, (1 << 32) | 2]);
-//!
-//! // When the window's records are consumed:
-//! let launches = tracker.drain_launches();
-//! let observations: Vec<DispatchObservation> = slots
-//!     .iter()
-//!     .enumerate()
-//!     .map(|(node, &external)| DispatchObservation {
-//!         correlation_id: 42,
-//!         external,
-//!         signature: 100 + node as u64,
-//!         kind: DispatchKind::Kernel,
-//!         queue_id: 1,
-//!         thread_id: 1,
-//!         start_ns: 0,
-//!     })
-//!     .collect();
-//! let mut knowledge = ExecKnowledge::with_confirmations(1);
-//! let out = verify_window(&WindowEvidence::new(&observations, &launches), &mut knowledge);
-//! assert_eq!(out.summary.vouched, 3);
+//! // One launch (correlation id 42) and the two records it produced.
+//! let calls = [Call {
+//!     correlation_id: 42,
+//!     thread_id: 1,
+//!     enter_ns: 100,
+//!     exit_ns: 200,
+//!     work: CallWork::Graph {
+//!         graph_id: AttributionId::new(1),
+//!         exec: structure.exec_contents(ExecHandle(0x7f00)),
+//!     },
+//! }];
+//! let stubs: HashMap<u64, u64> = [(0xa0, 7), (0xb0, 8)].into_iter().collect();
+//! let record = |kernel_id, dispatch_id| Observation {
+//!     correlation_id: 42,
+//!     observed: Observed::Kernel(KernelShape { kernel_id, grid: [65536, 1, 1], block: [256, 1, 1] }),
+//!     queue_id: 1,
+//!     dispatch_id: Some(dispatch_id),
+//!     start_ns: 300 + dispatch_id,
+//! };
+//! let observations = [record(8, 2), record(7, 1)];
+//! let evidence = WindowEvidence {
+//!     observations: &observations,
+//!     calls: &calls,
+//!     open_edge: &[],
+//!     close_ns: 1_000,
+//!     complete: true,
+//!     kernels: &stubs,
+//! };
+//! let out = attribute_window(&evidence, &mut SessionMemory::new());
+//! let nodes: Vec<u64> = out.keys.iter().map(|k| k.key().unwrap().graph_node_id()).collect();
+//! assert_eq!(nodes, [(1 << 32) | 1, 1 << 32]);
+//! assert_eq!(out.links[0].correlation_id(), Some(42));
 //! ```
 //!
 //! With attribution off ([`graph_attribution_enabled`] says false) the tool
 //! library registers none of these callbacks, so "off" costs nothing.
 
-pub(crate) mod contended;
+pub mod attribute;
+mod calls;
 pub mod diagnostics;
 pub mod env;
 pub mod evidence;
 pub mod exec_table;
 pub mod ids;
-pub mod knowledge;
+mod intervals;
 pub mod launch_log;
 mod launch_stack;
+mod rules;
+pub mod session;
+pub mod structure;
 pub mod tracker;
 pub mod verdict;
-pub mod verifier;
+pub mod work;
 
+pub use attribute::{attribute_window, AttributedWindow};
 pub use diagnostics::{Anomaly, AnomalyCounts};
 pub use env::{graph_attribution_enabled, DISABLE_GRAPH_ATTRIBUTION_VAR};
-pub use evidence::{
-    ApiSpan, DispatchKind, DispatchObservation, NodeSignature, SdkLaunch, WindowEvidence,
-};
-pub use ids::{AttributionId, ExecHandle, ExecIdentity, GraphKey, LaunchedExec, Ordinal};
-pub use knowledge::{ExecKnowledge, Sighting, DEFAULT_CONFIRMATIONS};
-pub use launch_log::{LaunchEnding, LaunchLedger, LaunchLog, LaunchRecord};
+pub use evidence::{Call, CallWork, Observation, Span, WindowEvidence};
+pub use ids::{AttributionId, ExecHandle, ExecIdentity, GraphKey, LaunchedExec, NodeId};
+pub use launch_log::{LaunchEnding, LaunchLog, LaunchRecord};
 pub use launch_stack::STACK_CAPACITY;
+pub use session::SessionMemory;
+pub use structure::{ExecContents, GraphHandle, GraphStructure, NodeHandle, NodeSpec, NodeWork};
 #[cfg(feature = "seed-naive-modes")]
 pub use tracker::SeedNaive;
 pub use tracker::{LaunchCall, LaunchTracker, TrackerConfig, DEFAULT_LAUNCH_LOG_CAPACITY};
-pub use verdict::{Verdict, VerificationSummary, WithholdReason};
-pub use verifier::{verify_window, VerifiedWindow};
+pub use verdict::{KeyProof, KeyVerdict, LinkProof, LinkVerdict, Reason, Summary};
+pub use work::{Direction, HostKernel, KernelLookup, KernelShape, Observed, Output};

@@ -261,7 +261,7 @@ impl LaunchTracker {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ids::{GraphKey, Ordinal};
+    use crate::ids::{GraphKey, NodeId};
     use crate::launch_log::LaunchEnding;
 
     fn sdk(id: u64) -> LaunchedExec {
@@ -279,7 +279,7 @@ mod tests {
     }
 
     fn key(id: u32, ordinal: u32) -> u64 {
-        GraphKey::new(AttributionId::new(id).unwrap(), Ordinal(ordinal)).pack()
+        GraphKey::new(AttributionId::new(id).unwrap(), NodeId(ordinal)).pack()
     }
 
     fn tracker() -> LaunchTracker {

@@ -1,210 +1,267 @@
-//! The verifier's answer per dispatch, and the totals the log and the trace
-//! metadata report.
+//! What may be emitted for each record, why, and the totals the log and the
+//! trace metadata report.
 
 use std::collections::BTreeMap;
 use std::fmt;
 
 use crate::ids::GraphKey;
 
-/// What may be emitted for one dispatch.
+/// The graph fields of one record.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Verdict {
-    /// The slot was 0: not produced inside a tracked graph launch. No graph
-    /// fields.
+pub enum KeyVerdict {
+    /// Emit this pair; `proof` names the rule that established it.
+    Key { key: GraphKey, proof: KeyProof },
+    /// The record is proven to come from eager (ungraphed) work, or from no
+    /// graph node at all: no graph fields.
     NotGraphed,
-    /// The tracker's key is consistent with everything known: emit it.
-    Vouched(GraphKey),
-    /// The tracker's answer was wrong or unverifiable, but what ran
-    /// identifies the key: emit `key`. `correlation_id` is the launch the
-    /// dispatch truly belongs to when exactly one launch can be its source
-    /// (use it to link the dispatch to its CPU op); `None` means the
-    /// record's own correlation id may name the wrong launch.
-    Repaired {
-        key: GraphKey,
-        correlation_id: Option<u64>,
-    },
-    /// No pair can be emitted without risking a wrong one. The record keeps
+    /// No pair can be emitted without risking a wrong one; the record keeps
     /// every other field.
-    Withheld(WithholdReason),
+    Withheld(Reason),
 }
 
-impl Verdict {
-    /// The key to emit, if any.
-    pub fn emitted_key(&self) -> Option<GraphKey> {
+impl KeyVerdict {
+    pub fn key(&self) -> Option<GraphKey> {
         match *self {
-            Verdict::Vouched(key) | Verdict::Repaired { key, .. } => Some(key),
-            Verdict::NotGraphed | Verdict::Withheld(_) => None,
+            KeyVerdict::Key { key, .. } => Some(key),
+            _ => None,
         }
     }
 }
 
-/// Why a graph dispatch's pair was withheld.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum WithholdReason {
-    /// The slot held a value no key packs to (id half 0).
-    MalformedKey,
-    /// Its exec has no trusted sequence yet, and what ran matches no node of
-    /// an exec that has one.
-    UnknownExec,
-    /// Its ordinal is past its exec's node count, and what ran matches no
-    /// node of a known exec.
-    OrdinalOutOfRange,
-    /// What ran matches no node of any exec known in the window.
-    NoEvidence,
-    /// What ran matches nodes of several (exec, ordinal) keys.
-    AmbiguousSignature,
-    /// What ran also ran outside any graph in this window, so a stray
-    /// ungraphed dispatch could be mistaken for the node.
-    SignatureAlsoRunsUngraphed,
-    /// More stray dispatches of this kind than launches missing one.
-    CountMismatch,
-    /// The key would have covered more than one kind of dispatch.
-    KeyCoversSeveralKernels,
-    /// An exec of the window whose sequence is not learned may run this
-    /// kernel, so the one learned node that matches may not be its source.
-    UnlearnedExecMayRunIt,
+/// The call a record is linked to (its `correlation`, External id, flow
+/// arrow and stream lane come from that call).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LinkVerdict {
+    Linked {
+        correlation_id: u64,
+        proof: LinkProof,
+    },
+    /// The launching call is not proven: emit no correlation, External id,
+    /// arrow or stream.
+    Unlinked(Reason),
 }
 
-impl WithholdReason {
+impl LinkVerdict {
+    pub fn correlation_id(&self) -> Option<u64> {
+        match *self {
+            LinkVerdict::Linked { correlation_id, .. } => Some(correlation_id),
+            LinkVerdict::Unlinked(_) => None,
+        }
+    }
+}
+
+/// How a key was proven (rules in `crate::attribute`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum KeyProof {
+    /// Every call that could have written the packet produces this one node
+    /// of this exec (rule 2).
+    OnlyPossibleNode,
+    /// One thread's packets of this kind on one queue, matched in order
+    /// (rule 5).
+    QueueOrder,
+    /// Nodes running the same kernel told apart by their dependencies
+    /// (rule 4).
+    DependencyOrder,
+}
+
+/// How a link was proven.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum LinkProof {
+    /// Only one call could have written the packet (rule 3).
+    OnlyPossibleCall,
+    /// One thread's packets of this kind on one queue, matched in order
+    /// (rule 5).
+    QueueOrder,
+}
+
+/// Why a key or a link was withheld.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Reason {
+    /// The record was processed outside any HIP call the window recorded
+    /// (the runtime's async thread, or a call whose record is missing).
+    ProcessedOutsideKnownCall,
+    /// A call that may have written the packet does work the tool cannot
+    /// name (an API it does not model, a graph it could not follow).
+    UnknownWorkNearby,
+    /// A call that may have written the packet ran across the window's
+    /// start or stop, next to calls the tool did not see.
+    WindowEdge,
+    /// Several nodes, or eager and graph work, may have written it.
+    Ambiguous,
+    /// Its exec runs this kernel at several nodes that its dependencies do
+    /// not order, or that the evidence could not tell apart.
+    RepeatedKernel,
+    /// Several calls may have written it.
+    SeveralCalls,
+    /// No call that may have written it produces such a record: what the
+    /// tool knows of the graphs does not match what ran.
+    NoProducer,
+    /// Its exec has no attribution id (see the tracker's anomalies).
+    ExecHasNoId,
+    /// The key would have been emitted for records of different kernels.
+    KeyCoversSeveralKernels,
+}
+
+impl Reason {
     pub const fn describe(self) -> &'static str {
         match self {
-            WithholdReason::MalformedKey => "malformed key",
-            WithholdReason::UnknownExec => "exec not learned",
-            WithholdReason::OrdinalOutOfRange => "ordinal out of range",
-            WithholdReason::NoEvidence => "no matching node",
-            WithholdReason::AmbiguousSignature => "ambiguous signature",
-            WithholdReason::SignatureAlsoRunsUngraphed => "kernel also ran ungraphed",
-            WithholdReason::CountMismatch => "count mismatch",
-            WithholdReason::KeyCoversSeveralKernels => "key covers several kernels",
-            WithholdReason::UnlearnedExecMayRunIt => "an unlearned exec may run it",
+            Reason::ProcessedOutsideKnownCall => "processed outside a recorded call",
+            Reason::UnknownWorkNearby => "unknown work nearby",
+            Reason::WindowEdge => "window edge",
+            Reason::Ambiguous => "several possible nodes",
+            Reason::RepeatedKernel => "repeated kernel",
+            Reason::SeveralCalls => "several possible calls",
+            Reason::NoProducer => "no matching producer",
+            Reason::ExecHasNoId => "exec has no id",
+            Reason::KeyCoversSeveralKernels => "key covers several kernels",
         }
     }
 }
 
-impl fmt::Display for WithholdReason {
+impl fmt::Display for Reason {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.describe())
     }
 }
 
-/// Totals for one window (or several, [`VerificationSummary::merge`]d).
+/// Totals for one window (or several, [`Summary::merge`]d).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct VerificationSummary {
-    /// Dispatch records examined.
-    pub observations: u64,
-    /// Records with no graph fields because they were not graphed.
+pub struct Summary {
+    pub records: u64,
     pub not_graphed: u64,
-    /// Records emitted with a pair: `vouched + repaired`.
-    pub attributed: u64,
-    pub vouched: u64,
-    pub repaired: u64,
-    /// Repaired records given the correlation id of their true launch.
-    pub relinked: u64,
-    pub withheld_by_reason: BTreeMap<WithholdReason, u64>,
-    /// Execs whose sequence became trusted in this window.
-    pub execs_learned: u64,
-    /// Windows in which contamination evidence stopped all learning.
-    pub windows_not_learned_from: u64,
+    pub attributed_by: BTreeMap<KeyProof, u64>,
+    pub withheld_by: BTreeMap<Reason, u64>,
+    pub linked_by: BTreeMap<LinkProof, u64>,
+    pub unlinked_by: BTreeMap<Reason, u64>,
+    /// Execs found to run something other than their graph-building calls
+    /// said (their keys are withheld from then on).
+    pub execs_contradicted: u64,
 }
 
-impl VerificationSummary {
+fn total<K>(m: &BTreeMap<K, u64>) -> u64 {
+    m.values().sum()
+}
+
+impl Summary {
+    pub fn attributed(&self) -> u64 {
+        total(&self.attributed_by)
+    }
     pub fn withheld(&self) -> u64 {
-        self.withheld_by_reason.values().sum()
+        total(&self.withheld_by)
+    }
+    pub fn linked(&self) -> u64 {
+        total(&self.linked_by)
+    }
+    pub fn unlinked(&self) -> u64 {
+        total(&self.unlinked_by)
     }
 
-    pub fn withheld_for(&self, reason: WithholdReason) -> u64 {
-        self.withheld_by_reason.get(&reason).copied().unwrap_or(0)
-    }
-
-    pub(crate) fn count(&mut self, verdict: &Verdict) {
-        self.observations += 1;
-        match *verdict {
-            Verdict::NotGraphed => self.not_graphed += 1,
-            Verdict::Vouched(_) => {
-                self.vouched += 1;
-                self.attributed += 1;
-            }
-            Verdict::Repaired { correlation_id, .. } => {
-                self.repaired += 1;
-                self.attributed += 1;
-                if correlation_id.is_some() {
-                    self.relinked += 1;
-                }
-            }
-            Verdict::Withheld(reason) => *self.withheld_by_reason.entry(reason).or_default() += 1,
+    pub(crate) fn count(&mut self, key: &KeyVerdict, link: &LinkVerdict) {
+        self.records += 1;
+        match *key {
+            KeyVerdict::Key { proof, .. } => *self.attributed_by.entry(proof).or_default() += 1,
+            KeyVerdict::NotGraphed => self.not_graphed += 1,
+            KeyVerdict::Withheld(reason) => *self.withheld_by.entry(reason).or_default() += 1,
+        }
+        match *link {
+            LinkVerdict::Linked { proof, .. } => *self.linked_by.entry(proof).or_default() += 1,
+            LinkVerdict::Unlinked(reason) => *self.unlinked_by.entry(reason).or_default() += 1,
         }
     }
 
-    /// Add another window's totals to these.
-    pub fn merge(&mut self, other: &VerificationSummary) {
-        self.observations += other.observations;
+    pub fn merge(&mut self, other: &Summary) {
+        self.records += other.records;
         self.not_graphed += other.not_graphed;
-        self.attributed += other.attributed;
-        self.vouched += other.vouched;
-        self.repaired += other.repaired;
-        self.relinked += other.relinked;
-        for (reason, n) in &other.withheld_by_reason {
-            *self.withheld_by_reason.entry(*reason).or_default() += n;
+        for (k, n) in &other.attributed_by {
+            *self.attributed_by.entry(*k).or_default() += n;
         }
-        self.execs_learned += other.execs_learned;
-        self.windows_not_learned_from += other.windows_not_learned_from;
+        for (k, n) in &other.withheld_by {
+            *self.withheld_by.entry(*k).or_default() += n;
+        }
+        for (k, n) in &other.linked_by {
+            *self.linked_by.entry(*k).or_default() += n;
+        }
+        for (k, n) in &other.unlinked_by {
+            *self.unlinked_by.entry(*k).or_default() += n;
+        }
+        self.execs_contradicted += other.execs_contradicted;
     }
 }
 
-impl fmt::Display for VerificationSummary {
+fn reasons(f: &mut fmt::Formatter<'_>, m: &BTreeMap<Reason, u64>) -> fmt::Result {
+    if !m.is_empty() {
+        let parts: Vec<String> = m.iter().map(|(r, n)| format!("{r}: {n}")).collect();
+        write!(f, " ({})", parts.join(", "))?;
+    }
+    Ok(())
+}
+
+impl fmt::Display for Summary {
     /// One line for the log and the trace metadata, e.g.
-    /// `graph attribution: 1188 attributed (1176 vouched, 12 repaired, 12
-    /// relinked), 4 withheld (ambiguous signature: 4), 40 not graphed`.
+    /// `graph attribution: 6400 attributed, 0 withheld, 0 not graphed;
+    /// links: 6400 linked, 0 unlinked`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "graph attribution: {} attributed ({} vouched, {} repaired, {} relinked), {} withheld",
-            self.attributed,
-            self.vouched,
-            self.repaired,
-            self.relinked,
+            "graph attribution: {} attributed, {} withheld",
+            self.attributed(),
             self.withheld()
         )?;
-        if !self.withheld_by_reason.is_empty() {
-            let reasons: Vec<String> = self
-                .withheld_by_reason
-                .iter()
-                .map(|(reason, n)| format!("{reason}: {n}"))
-                .collect();
-            write!(f, " ({})", reasons.join(", "))?;
+        reasons(f, &self.withheld_by)?;
+        write!(
+            f,
+            ", {} not graphed; links: {} linked, {} unlinked",
+            self.not_graphed,
+            self.linked(),
+            self.unlinked()
+        )?;
+        reasons(f, &self.unlinked_by)?;
+        if self.execs_contradicted > 0 {
+            write!(
+                f,
+                "; {} execs contradicted their graphs",
+                self.execs_contradicted
+            )?;
         }
-        write!(f, ", {} not graphed", self.not_graphed)
+        Ok(())
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ids::{AttributionId, Ordinal};
+    use crate::ids::{AttributionId, NodeId};
 
     #[test]
     fn the_summary_line_names_counts_and_reasons() {
-        let key = GraphKey::new(AttributionId::new(1).unwrap(), Ordinal(0));
-        let mut s = VerificationSummary::default();
-        for v in [
-            Verdict::Vouched(key),
-            Verdict::Repaired {
+        let key = GraphKey::new(AttributionId::new(1).unwrap(), NodeId(0));
+        let mut s = Summary::default();
+        s.count(
+            &KeyVerdict::Key {
                 key,
-                correlation_id: Some(3),
+                proof: KeyProof::OnlyPossibleNode,
             },
-            Verdict::Withheld(WithholdReason::AmbiguousSignature),
-            Verdict::NotGraphed,
-        ] {
-            s.count(&v);
-        }
+            &LinkVerdict::Linked {
+                correlation_id: 3,
+                proof: LinkProof::OnlyPossibleCall,
+            },
+        );
+        s.count(
+            &KeyVerdict::Withheld(Reason::Ambiguous),
+            &LinkVerdict::Unlinked(Reason::SeveralCalls),
+        );
+        s.count(
+            &KeyVerdict::NotGraphed,
+            &LinkVerdict::Unlinked(Reason::SeveralCalls),
+        );
         assert_eq!(
             s.to_string(),
-            "graph attribution: 2 attributed (1 vouched, 1 repaired, 1 relinked), 1 withheld \
-             (ambiguous signature: 1), 1 not graphed"
+            "graph attribution: 1 attributed, 1 withheld (several possible nodes: 1), 1 not graphed; \
+             links: 1 linked, 2 unlinked (several possible calls: 2)"
         );
-        let mut total = s.clone();
-        total.merge(&s);
-        assert_eq!(total.attributed, 4);
-        assert_eq!(total.withheld_for(WithholdReason::AmbiguousSignature), 2);
+        let mut t = s.clone();
+        t.merge(&s);
+        assert_eq!(t.attributed(), 2);
+        assert_eq!(t.unlinked(), 4);
     }
 }

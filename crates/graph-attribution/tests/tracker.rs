@@ -6,7 +6,7 @@ use std::thread::ThreadId;
 
 use graph_attribution::{
     Anomaly, AttributionId, ExecHandle, ExecIdentity, GraphKey, LaunchCall, LaunchTracker,
-    LaunchedExec, Ordinal, TrackerConfig,
+    LaunchedExec, NodeId, TrackerConfig,
 };
 
 /// Captures warnings per thread, so parallel tests see only their own.
@@ -63,7 +63,7 @@ fn call(correlation_id: u64) -> LaunchCall {
 }
 
 fn key(id: u32, ordinal: u32) -> u64 {
-    GraphKey::new(AttributionId::new(id).unwrap(), Ordinal(ordinal)).pack()
+    GraphKey::new(AttributionId::new(id).unwrap(), NodeId(ordinal)).pack()
 }
 
 /// Launch `exec` once, requesting `n` dispatches; returns their slots.

@@ -1,0 +1,7 @@
+//! The attribution rules, one per file, in the order they run (see
+//! `crate::attribute` for the list and the assumptions each rests on).
+pub(crate) mod candidates;
+pub(crate) mod consistency;
+pub(crate) mod dependency_order;
+pub(crate) mod one_kernel_per_key;
+pub(crate) mod queue_order;

@@ -1,0 +1,43 @@
+//! Rule 6, the safety net: a key names one node, so every record emitted
+//! with it must show the same work, in this window and in every window of
+//! the session. Unreachable while the graph-building calls were followed
+//! correctly; kept as the last line of defence against what they did not
+//! say (a node changed through an API the tool does not model).
+
+use std::collections::HashMap;
+
+use crate::evidence::Observation;
+use crate::ids::GraphKey;
+use crate::session::SessionMemory;
+use crate::verdict::{KeyVerdict, LinkVerdict, Reason};
+use crate::work::Observed;
+
+pub(crate) fn apply(
+    observations: &[Observation],
+    keys: &mut [KeyVerdict],
+    links: &mut [LinkVerdict],
+    memory: &mut SessionMemory,
+) {
+    let mut seen: HashMap<GraphKey, Option<Observed>> = HashMap::new();
+    for (key, o) in keys.iter().zip(observations) {
+        if let Some(key) = key.key() {
+            let entry = seen
+                .entry(key)
+                .or_insert_with(|| Some(memory.emitted(key).unwrap_or(o.observed)));
+            if *entry != Some(o.observed) {
+                *entry = None;
+            }
+        }
+    }
+    for (i, key) in keys.iter_mut().enumerate() {
+        if let Some(k) = key.key() {
+            match seen.get(&k) {
+                Some(Some(observed)) => memory.remember(k, *observed),
+                _ => {
+                    *key = KeyVerdict::Withheld(Reason::KeyCoversSeveralKernels);
+                    links[i] = LinkVerdict::Unlinked(Reason::KeyCoversSeveralKernels);
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,168 @@
+//! Rule 5: one thread's packets of one kind on one queue, matched in order.
+//!
+//! When every call in the window that produces records of some kind (one
+//! kernel with one launch shape, or the runtime's blit kernels) is on one
+//! thread, and every such record ran on one hardware queue, the records in
+//! dispatch-id order are that thread's packets in the order it wrote them:
+//! a thread claims its slots call after call (HIP writes a call's packets
+//! inside the call), a graph launch writes a chain of nodes in dependency
+//! order, ROCr processes a queue in slot order, and the SDK takes dispatch
+//! ids in processing order. Counting must be exact, so this needs a window
+//! whose calls all began and ended while it was open (every packet its calls
+//! wrote was processed by its calls, and the other way round), every record
+//! delivered, and no record whose writer might be unknown.
+
+use std::collections::HashMap;
+
+use crate::calls::{CallIndex, Produces};
+use crate::evidence::Observation;
+use crate::ids::{GraphKey, NodeId};
+use crate::verdict::{KeyProof, KeyVerdict, LinkProof, LinkVerdict, Reason};
+use crate::work::{MatchKey, Observed};
+
+/// Reasons rule 5 may overturn: the candidates were all known, only too many.
+fn open_key(key: &KeyVerdict) -> bool {
+    matches!(
+        key,
+        KeyVerdict::Withheld(Reason::Ambiguous | Reason::RepeatedKernel)
+    )
+}
+
+fn open_link(link: &LinkVerdict) -> bool {
+    matches!(link, LinkVerdict::Unlinked(Reason::SeveralCalls))
+}
+
+fn resolvable(key: &KeyVerdict, link: &LinkVerdict) -> bool {
+    !matches!(
+        key,
+        KeyVerdict::Withheld(
+            Reason::ProcessedOutsideKnownCall
+                | Reason::UnknownWorkNearby
+                | Reason::WindowEdge
+                | Reason::NoProducer
+        )
+    ) && !matches!(
+        link,
+        LinkVerdict::Unlinked(
+            Reason::ProcessedOutsideKnownCall
+                | Reason::UnknownWorkNearby
+                | Reason::WindowEdge
+                | Reason::NoProducer
+        )
+    )
+}
+
+pub(crate) fn apply(
+    index: &CallIndex<'_>,
+    observations: &[Observation],
+    keys: &mut [KeyVerdict],
+    links: &mut [LinkVerdict],
+) {
+    if !index.evidence.complete || index.has_edges() {
+        return;
+    }
+    let mut groups: HashMap<MatchKey, Vec<usize>> = HashMap::new();
+    for (i, o) in observations.iter().enumerate() {
+        if !matches!(o.observed, Observed::Copy { .. }) {
+            groups.entry(MatchKey::of(&o.observed)).or_default().push(i);
+        }
+    }
+    for (key, mut records) in groups {
+        if !records
+            .iter()
+            .any(|&i| open_key(&keys[i]) || open_link(&links[i]))
+            || !records.iter().all(|&i| resolvable(&keys[i], &links[i]))
+        {
+            continue;
+        }
+        let Some(assignment) = assign(index, key, observations, &mut records) else {
+            continue;
+        };
+        for (i, (call, node)) in records.into_iter().zip(assignment) {
+            let call_ref = index.call(call);
+            if open_link(&links[i]) {
+                links[i] = LinkVerdict::Linked {
+                    correlation_id: call_ref.correlation_id,
+                    proof: LinkProof::QueueOrder,
+                };
+            }
+            let proven = match (&index.produces[call as usize], node) {
+                (
+                    Produces::Graph {
+                        graph_id: Some(g), ..
+                    },
+                    Some(node),
+                ) => Some(KeyVerdict::Key {
+                    key: GraphKey::new(*g, node),
+                    proof: KeyProof::QueueOrder,
+                }),
+                (Produces::Eager(_), None) => Some(KeyVerdict::NotGraphed),
+                _ => None,
+            };
+            match (proven, keys[i]) {
+                (Some(proven), current) if open_key(&current) => keys[i] = proven,
+                // Two sound rules cannot disagree; if they do, an assumption
+                // failed, and neither answer is emitted.
+                (Some(proven), KeyVerdict::Key { key, .. }) if proven.key() != Some(key) => {
+                    keys[i] = KeyVerdict::Withheld(Reason::Ambiguous);
+                    links[i] = LinkVerdict::Unlinked(Reason::Ambiguous);
+                }
+                _ => {}
+            }
+        }
+    }
+}
+
+/// The (call, node) each record of `key` came from, in `records`' order
+/// after sorting them by dispatch id; `None` when the rule does not apply.
+fn assign(
+    index: &CallIndex<'_>,
+    key: MatchKey,
+    observations: &[Observation],
+    records: &mut [usize],
+) -> Option<Vec<(u32, Option<NodeId>)>> {
+    let producers = index.producers.get(&key)?;
+    let queue = observations[records[0]].queue_id;
+    if records
+        .iter()
+        .any(|&i| observations[i].queue_id != queue || observations[i].dispatch_id.is_none())
+    {
+        return None;
+    }
+    // Every producing entry, grouped by call.
+    let mut per_call: HashMap<u32, Vec<Option<NodeId>>> = HashMap::new();
+    for &(call, k) in &producers.entries {
+        let produced = index.outputs[call as usize][k as usize];
+        if produced.output.is_alternative() {
+            return None; // may have become another kind of record
+        }
+        per_call.entry(call).or_default().push(produced.node);
+    }
+    let thread = index.call(*per_call.keys().next()?).thread_id;
+    if per_call.keys().any(|&c| index.call(c).thread_id != thread)
+        || per_call.values().map(Vec::len).sum::<usize>() != records.len()
+    {
+        return None;
+    }
+    let mut calls: Vec<u32> = per_call.keys().copied().collect();
+    calls.sort_unstable_by_key(|&c| (index.call(c).enter_ns, c));
+    let mut order = Vec::with_capacity(records.len());
+    for call in calls {
+        let mut nodes = per_call.remove(&call).unwrap_or_default();
+        nodes.sort_unstable();
+        let chain = nodes.len() < 2
+            || match &index.produces[call as usize] {
+                Produces::Graph { exec, .. } => {
+                    exec.is_chain(nodes.iter().flatten().map(|n| n.0).collect())
+                }
+                _ => false,
+            };
+        order.extend(
+            nodes
+                .into_iter()
+                .map(|n| (call, if chain { n } else { None })),
+        );
+    }
+    records.sort_unstable_by_key(|&i| observations[i].dispatch_id);
+    Some(order)
+}

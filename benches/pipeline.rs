@@ -1,52 +1,48 @@
 //! Records from SDK buffers to finished window frames: decode every raw
 //! kernel-dispatch record, push it into a trace window, finalise the window
-//! into columns, and verify its graph pairs - against copying the same
-//! buffer bytes once, measured side by side. The ratio is what the backend
-//! costs per record relative to the cheapest possible handling.
+//! into columns, and attribute its graph keys from evidence - against
+//! copying the same buffer bytes once, measured side by side. The ratio is
+//! what the backend costs per record relative to the cheapest possible
+//! handling.
 //!
 //! Run: cargo bench --bench pipeline
 use activity_store::{ActivityStore, StoreConfig};
 use criterion::{black_box, criterion_group, criterion_main, Criterion, Throughput};
 use graph_attribution::{
-    ExecHandle, ExecIdentity, LaunchCall, LaunchTracker, LaunchedExec, TrackerConfig,
+    attribute_window, AttributionId, Call, CallWork, ExecHandle, GraphHandle, GraphStructure,
+    HostKernel, KernelShape, NodeHandle, NodeWork, Observation, Observed, SessionMemory,
+    WindowEvidence,
 };
 use kineto_rocm::tool::decode::{decode, Decoded};
-use kineto_rocm::tool::verification::Verification;
 use rocprofiler_sys::*;
+use std::collections::HashMap;
 use std::mem::size_of;
 
 const NODES: u64 = 32;
 const LAUNCHES: u64 = 3125; // 100k dispatches
+const GRID: rocprofiler_dim3_t = rocprofiler_dim3_t {
+    x: 65536,
+    y: 1,
+    z: 1,
+};
+const BLOCK: rocprofiler_dim3_t = rocprofiler_dim3_t { x: 256, y: 1, z: 1 };
 
 type Record = rocprofiler_buffer_tracing_kernel_dispatch_record_t;
 
-/// A buffer as the SDK would deliver it after a 32-node graph replayed
-/// LAUNCHES times, with the tracker's real answers in the external slots.
-fn buffer(tracker: &LaunchTracker) -> Vec<u8> {
-    let exec = LaunchedExec::Sdk {
-        graph_exec_id: 1,
-        handle: ExecHandle(0x1000),
-    };
-    tracker.exec_created(exec);
+/// A buffer as the SDK would deliver it after a 32-node chain replayed
+/// LAUNCHES times from one thread, each launch a HIP call of its own.
+fn buffer() -> Vec<u8> {
     let mut bytes = Vec::with_capacity((NODES * LAUNCHES) as usize * size_of::<Record>());
     let mut t = 1_000;
     for launch in 0..LAUNCHES {
-        let correlation = launch + 1;
-        tracker.enter_launch(
-            exec,
-            LaunchCall {
-                correlation_id: correlation,
-                thread_id: 7,
-            },
-        );
         for node in 0..NODES {
             let record = Record {
                 size: size_of::<Record>() as u64,
                 kind: rocprofiler_buffer_tracing_kind_t::KERNEL_DISPATCH,
                 operation: rocprofiler_kernel_dispatch_operation_t::COMPLETE,
                 correlation_id: rocprofiler_async_correlation_id_t {
-                    internal: correlation,
-                    external: rocprofiler_user_data_t::from_value(tracker.external_for_dispatch()),
+                    internal: launch + 1,
+                    external: rocprofiler_user_data_t::default(),
                 },
                 thread_id: 7,
                 start_timestamp: t,
@@ -54,6 +50,9 @@ fn buffer(tracker: &LaunchTracker) -> Vec<u8> {
                 dispatch_info: rocprofiler_kernel_dispatch_info_t {
                     kernel_id: 100 + node,
                     dispatch_id: launch * NODES + node,
+                    grid_size: GRID,
+                    workgroup_size: BLOCK,
+                    queue_id: rocprofiler_queue_id_t { handle: 1 },
                     ..Default::default()
                 },
             };
@@ -66,15 +65,46 @@ fn buffer(tracker: &LaunchTracker) -> Vec<u8> {
                 )
             });
         }
-        tracker.exit_launch(exec);
     }
     bytes
 }
 
 fn pipeline(c: &mut Criterion) {
-    let tracker = LaunchTracker::new(TrackerConfig::new(ExecIdentity::SdkGraphDomain));
-    let bytes = buffer(&tracker);
-    let launches = tracker.drain_launches();
+    let bytes = buffer();
+    let structure = GraphStructure::new();
+    let graph = GraphHandle(1);
+    structure.graph_created(graph);
+    for node in 0..NODES {
+        let deps: Vec<NodeHandle> = (node > 0)
+            .then(|| NodeHandle(node - 1))
+            .into_iter()
+            .collect();
+        structure.node_added(
+            graph,
+            NodeHandle(node),
+            &deps,
+            NodeWork::Kernel(HostKernel::from_blocks(
+                0x1000 + node,
+                [256, 1, 1],
+                [256, 1, 1],
+            )),
+        );
+    }
+    structure.exec_instantiated(ExecHandle(9), graph);
+    let exec = structure.exec_contents(ExecHandle(9));
+    let stubs: HashMap<u64, u64> = (0..NODES).map(|n| (0x1000 + n, 100 + n)).collect();
+    let calls: Vec<Call> = (0..LAUNCHES)
+        .map(|launch| Call {
+            correlation_id: launch + 1,
+            thread_id: 7,
+            enter_ns: launch * NODES * 1_000,
+            exit_ns: launch * NODES * 1_000 + 500,
+            work: CallWork::Graph {
+                graph_id: AttributionId::new(1),
+                exec: exec.clone(),
+            },
+        })
+        .collect();
     let records = NODES * LAUNCHES;
     let tracing = rocprofiler_buffer_category_t::TRACING.0;
     let kind = rocprofiler_buffer_tracing_kind_t::KERNEL_DISPATCH.0;
@@ -82,7 +112,7 @@ fn pipeline(c: &mut Criterion) {
     group.throughput(Throughput::Elements(records));
     group.sample_size(10);
     group.bench_function("copy_buffer_once", |b| b.iter(|| black_box(bytes.clone())));
-    group.bench_function("decode_window_finalise_verify", |b| {
+    group.bench_function("decode_window_finalise_attribute", |b| {
         b.iter(|| {
             let store = ActivityStore::new(StoreConfig::default());
             let window = store.open_window(1).unwrap();
@@ -92,11 +122,34 @@ fn pipeline(c: &mut Criterion) {
                 }
             }
             store.close_window(window, u64::MAX).unwrap();
-            let mut finished = store.finalise(window).unwrap();
-            let verification = Verification::default();
-            let replay = LaunchTracker::new(TrackerConfig::new(ExecIdentity::SdkGraphDomain));
-            black_box(verification.verify_with_launches(&replay, &mut finished, launches.clone()));
-            black_box(finished.kernels.len())
+            let finished = store.finalise(window).unwrap();
+            let observations: Vec<Observation> = finished
+                .kernels
+                .rows()
+                .map(|row| Observation {
+                    correlation_id: row.correlation_id,
+                    observed: Observed::Kernel(KernelShape {
+                        kernel_id: row.kernel_id,
+                        grid: row.grid,
+                        block: row.workgroup,
+                    }),
+                    queue_id: row.queue,
+                    dispatch_id: Some(row.dispatch_id),
+                    start_ns: row.start_ns,
+                })
+                .collect();
+            let evidence = WindowEvidence {
+                observations: &observations,
+                calls: &calls,
+                open_edge: &[],
+                close_ns: u64::MAX,
+                complete: true,
+                calls_complete: true,
+                kernels: &stubs,
+            };
+            let out = attribute_window(&evidence, &mut SessionMemory::new());
+            assert_eq!(out.summary.attributed(), records);
+            black_box(out.keys.len())
         })
     });
     group.finish();

@@ -44,25 +44,24 @@ unsafe fn payload<T: Copy>(record: &rocprofiler_callback_tracing_record_t) -> Op
 
 fn on_hip_api(tool: &state::Tool, record: &rocprofiler_callback_tracing_record_t) {
     let correlation_id = record.correlation_id.internal;
-    if record.phase == rocprofiler_callback_phase_t::ENTER {
-        tool.collector.on_api_enter(correlation_id, tool.now());
-    }
     // Joined once per call: at ENTER when SET wraps the call, at EXIT when
     // it fired inside it.
     if let Some(stream) = CURRENT_STREAM.take() {
         tool.collector.on_stream_of(correlation_id, stream);
     }
     // SAFETY: HIP_RUNTIME_API callbacks carry a hip_api_data payload.
-    let Some(data) = (unsafe { payload::<rocprofiler_callback_tracing_hip_api_data_t>(record) })
-    else {
-        return;
-    };
+    let data = unsafe { payload::<rocprofiler_callback_tracing_hip_api_data_t>(record) };
     let call = LaunchCall {
         correlation_id,
         thread_id: record.thread_id,
     };
-    tool.collector
-        .on_graph_api(record.operation, record.phase, call, &data);
+    tool.collector.on_hip_api(
+        record.operation,
+        record.phase,
+        call,
+        data.as_ref(),
+        tool.now(),
+    );
 }
 
 fn on_hip_graph(tool: &state::Tool, record: &rocprofiler_callback_tracing_record_t) {
@@ -112,9 +111,24 @@ fn on_hip_stream(tool: &state::Tool, record: &rocprofiler_callback_tracing_recor
 }
 
 fn on_code_object(tool: &state::Tool, record: &rocprofiler_callback_tracing_record_t) {
+    if record.phase != rocprofiler_callback_phase_t::ENTER {
+        return;
+    }
+    if record.operation as u32 == rocprofiler_code_object_operation_t::HOST_KERNEL_SYMBOL_REGISTER.0
+    {
+        // SAFETY: HOST_KERNEL_SYMBOL_REGISTER carries the host symbol payload.
+        if let Some(symbol) = unsafe {
+            payload::<rocprofiler_callback_tracing_code_object_host_kernel_symbol_register_data_t>(
+                record,
+            )
+        } {
+            tool.collector
+                .on_host_kernel(symbol.host_function.value(), symbol.kernel_id);
+        }
+        return;
+    }
     if record.operation as u32
         != rocprofiler_code_object_operation_t::DEVICE_KERNEL_SYMBOL_REGISTER.0
-        || record.phase != rocprofiler_callback_phase_t::ENTER
     {
         return;
     }

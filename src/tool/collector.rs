@@ -2,7 +2,7 @@
 //! store, graph lifecycle and launches into the attribution layer, kernel
 //! names into a table. Finishing a window turns the store's frames into the
 //! bridge's `WindowActivities`, verified.
-use super::attribution::Attribution;
+use super::attribution::{Attribution, Method, WindowSpan};
 use super::decode::Decoded;
 use super::devices::Devices;
 use super::state::Tool;
@@ -17,7 +17,7 @@ use activity_store::{
 use graph_attribution::{LaunchCall, LaunchTracker};
 use rocprofiler_sys::*;
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Mutex, RwLock};
 use std::time::{Duration, Instant};
 
@@ -67,13 +67,16 @@ impl Batch {
 
 #[derive(Default)]
 struct WindowBook {
-    open: Option<WindowId>,
-    closed: Vec<WindowId>,
+    /// The open window and when it opened.
+    open: Option<(WindowId, u64)>,
+    closed: Vec<(WindowId, WindowSpan)>,
 }
 
 pub struct Collector {
     store: ActivityStore,
     attribution: Option<Attribution>,
+    /// A window is open: the session-long callbacks do collection work.
+    collecting: AtomicBool,
     kernel_names: RwLock<HashMap<u64, String>>,
     windows: Mutex<WindowBook>,
     sdk_dropped: AtomicU64,
@@ -81,14 +84,15 @@ pub struct Collector {
 }
 
 impl Collector {
-    pub fn new(graph_domain: bool, attribution: bool) -> Collector {
+    pub fn new(graph_domain: bool, attribution: Option<Method>) -> Collector {
         let config = StoreConfig {
             max_records_per_window: MAX_EVENTS.load(Ordering::Relaxed) as usize,
             ..StoreConfig::default()
         };
         Collector {
             store: ActivityStore::new(config),
-            attribution: attribution.then(|| Attribution::new(graph_domain)),
+            attribution: attribution.map(|method| Attribution::new(graph_domain, method)),
+            collecting: AtomicBool::new(false),
             kernel_names: RwLock::new(HashMap::new()),
             windows: Mutex::new(WindowBook::default()),
             sdk_dropped: AtomicU64::new(0),
@@ -96,9 +100,14 @@ impl Collector {
         }
     }
 
+    /// The seed method's tracker, which the external-correlation request
+    /// answers from (the evidence method configures no such request).
     #[inline]
     pub fn tracker(&self) -> Option<&LaunchTracker> {
-        self.attribution.as_ref().map(Attribution::tracker)
+        self.attribution
+            .as_ref()
+            .filter(|a| a.method() == Method::Seed)
+            .map(Attribution::tracker)
     }
 
     /// The limit the store is built with (a setMaxEvents before the SDK
@@ -123,20 +132,23 @@ impl Collector {
         self.store.pop_external(external_domain(domain))
     }
 
-    pub fn on_api_enter(&self, correlation_id: u64, now_ns: u64) {
-        self.store.capture_for_api_call(correlation_id);
-        self.store.issue(correlation_id, now_ns);
-    }
-
-    pub fn on_graph_api(
+    /// A HIP runtime call's ENTER or EXIT (these callbacks run for the whole
+    /// session when attribution is on, only inside windows otherwise).
+    pub fn on_hip_api(
         &self,
         operation: i32,
         phase: rocprofiler_callback_phase_t,
         call: LaunchCall,
-        data: &rocprofiler_callback_tracing_hip_api_data_t,
+        data: Option<&rocprofiler_callback_tracing_hip_api_data_t>,
+        now_ns: u64,
     ) {
-        if let Some(attribution) = &self.attribution {
-            attribution.on_hip_api(operation, phase, call, data);
+        let collecting = self.collecting.load(Ordering::Acquire);
+        if collecting && phase == rocprofiler_callback_phase_t::ENTER {
+            self.store.capture_for_api_call(call.correlation_id);
+            self.store.issue(call.correlation_id, now_ns);
+        }
+        if let (Some(attribution), Some(data)) = (&self.attribution, data) {
+            attribution.on_hip_api(operation, phase, call, data, now_ns, collecting);
         }
     }
 
@@ -157,7 +169,16 @@ impl Collector {
         self.store.record_stream(correlation_id, stream);
     }
 
+    pub fn on_host_kernel(&self, host_function: u64, kernel_id: u64) {
+        if let Some(attribution) = &self.attribution {
+            attribution.on_host_kernel(host_function, kernel_id);
+        }
+    }
+
     pub fn on_kernel_symbol(&self, kernel_id: u64, name: String) {
+        if let Some(attribution) = &self.attribution {
+            attribution.on_device_kernel(kernel_id, &name);
+        }
         self.kernel_names
             .write()
             .unwrap_or_else(|e| e.into_inner())
@@ -196,21 +217,34 @@ impl Collector {
             .store
             .open_window(start_ns)
             .map_err(|e| e.to_string())?;
-        book.open = Some(id);
+        if let Some(attribution) = &self.attribution {
+            attribution.window_opened(start_ns);
+        }
+        book.open = Some((id, start_ns));
+        self.collecting.store(true, Ordering::Release);
         Ok(())
     }
 
     pub fn close_window(&self, stop_ns: u64) {
         let mut book = self.windows.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(id) = book.open.take() {
+        if let Some((id, opened_ns)) = book.open.take() {
+            self.collecting.store(false, Ordering::Release);
+            let span = WindowSpan {
+                opened_ns,
+                closed_ns: stop_ns,
+                last_correlation_id: self
+                    .attribution
+                    .as_ref()
+                    .map_or(0, Attribution::last_correlation_id),
+            };
             match self.store.close_window(id, stop_ns) {
-                Ok(()) => book.closed.push(id),
+                Ok(()) => book.closed.push((id, span)),
                 Err(e) => log::warn!("kineto-rocm: closing window: {e}"),
             }
         }
     }
 
-    fn take_closed_windows(&self) -> Vec<WindowId> {
+    fn take_closed_windows(&self) -> Vec<(WindowId, WindowSpan)> {
         std::mem::take(
             &mut self
                 .windows
@@ -222,7 +256,7 @@ impl Collector {
 
     pub fn clear(&self) {
         let closed = self.take_closed_windows();
-        for id in closed {
+        for (id, _) in closed {
             let _ = self.store.finalise(id);
         }
     }
@@ -233,7 +267,7 @@ impl Collector {
     pub fn finish_closed_windows(&self, tool: &Tool, deadline: Duration) -> Vec<WindowActivities> {
         let closed = self.take_closed_windows();
         let mut finished = Vec::with_capacity(closed.len());
-        for id in closed {
+        for (id, span) in closed {
             let until = Instant::now() + deadline;
             let completeness = match self.store.wait_until_retired(id, until, || tool.flush()) {
                 Ok(completeness) => completeness,
@@ -250,7 +284,7 @@ impl Collector {
                 );
             }
             match self.store.finalise(id) {
-                Ok(window) => finished.push(self.to_activities(window, tool)),
+                Ok(window) => finished.push(self.to_activities(window, &span, tool)),
                 Err(e) => log::warn!("kineto-rocm: finalising window {}: {e}", id.get()),
             }
         }
@@ -272,11 +306,25 @@ impl Collector {
         }
     }
 
-    fn to_activities(&self, mut window: FinalisedWindow, tool: &Tool) -> WindowActivities {
+    fn to_activities(
+        &self,
+        mut window: FinalisedWindow,
+        span: &WindowSpan,
+        tool: &Tool,
+    ) -> WindowActivities {
         let devices = self.devices(tool);
         let mut summary = Vec::new();
         if let Some(attribution) = &self.attribution {
-            summary.extend(attribution.attribute(&mut window));
+            let drops = window.stats.session_drops;
+            // Every record of the window's calls is here: its correlation ids
+            // all retired and nothing was dropped.
+            let calls_complete = window.stats.over_limit == 0
+                && drops.over_limit == 0
+                && drops.malformed == 0
+                && self.sdk_dropped.load(Ordering::Relaxed) == 0;
+            let complete =
+                calls_complete && window.completeness.is_complete() && drops.after_finalise == 0;
+            summary.extend(attribution.attribute(&mut window, span, complete, calls_complete));
         } else {
             summary.push("graph_attribution=disabled".to_string());
         }
@@ -300,7 +348,7 @@ impl Collector {
                 device: devices.index_of(row.agent.0),
                 stream: row.stream.unwrap_or(0),
                 queue: row.queue,
-                correlation: row.correlation_id,
+                correlation: row.launch_correlation_id.unwrap_or(0),
                 dispatch_id: row.dispatch_id,
                 start_ns: row.start_ns,
                 end_ns: row.end_ns,
@@ -334,7 +382,7 @@ impl Collector {
                     direction: direction_name(row.direction),
                     device: devices.index_of(device_agent.0),
                     stream: row.stream.unwrap_or(0),
-                    correlation: row.correlation_id,
+                    correlation: row.launch_correlation_id.unwrap_or(0),
                     bytes: row.bytes,
                     src_device: device_or_host(devices, row.src_agent.0),
                     dst_device: device_or_host(devices, row.dst_agent.0),

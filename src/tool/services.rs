@@ -1,18 +1,26 @@
 //! Which SDK services the tool asks for, configured once inside `initialize`.
 //!
-//! Buffered: kernel dispatches, memory copies, HIP API calls, correlation-id
-//! retirement and (SDK 1.3+, attribution on) one record per graph launch.
-//! Callbacks: HIP API (graph lifecycle on every SDK, CPU linkage and
-//! completeness at ENTER), HIP_STREAM (the stream a dispatch has),
-//! CODE_OBJECT (kernel names), HIP_GRAPH (1.3+). The external-correlation
-//! request service is configured only when graph attribution is on.
+//! Two contexts. The collection context, started and stopped with each trace
+//! window, buffers kernel dispatches, memory copies, HIP API calls and
+//! correlation-id retirement (and, for the seed attribution method, asks for
+//! external correlation ids). The callback context takes HIP API (CPU
+//! linkage and completeness at ENTER, graph building and exec lifecycle),
+//! HIP_STREAM (the stream a call has), CODE_OBJECT (kernel names and host
+//! stubs) and HIP_GRAPH (1.3+). With graph attribution on, the callback
+//! context stays active for the whole session: graphs are usually built, and
+//! calls may be in flight, before a window opens. With it off, the callbacks
+//! run only inside windows, in the collection context.
 use super::callbacks;
 use super::external_correlation;
 use rocprofiler_sys::*;
 
 /// What `configure_all` set up.
 pub struct Services {
+    /// Started and stopped with each window.
     pub context: rocprofiler_context_id_t,
+    /// Active for the whole session; `None` when the callbacks live in
+    /// `context`.
+    pub session: Option<rocprofiler_context_id_t>,
     pub buffer: rocprofiler_buffer_id_t,
 }
 
@@ -27,12 +35,24 @@ fn check(call: &'static str, status: rocprofiler_status_t) -> Result<(), String>
     }
 }
 
-pub fn configure_all(sdk: &Sdk, graph_domain: bool, attribution: bool) -> Result<Services, String> {
+fn create_context(sdk: &Sdk) -> Result<rocprofiler_context_id_t, String> {
     let mut context = rocprofiler_context_id_t::default();
     // SAFETY: create_context writes one context id through a valid pointer.
     check("rocprofiler_create_context", unsafe {
         (sdk.create_context)(&mut context)
     })?;
+    Ok(context)
+}
+
+/// What to configure: the SDK's graph domain, and how graph keys are found
+/// (`None`: attribution off).
+pub fn configure_all(
+    sdk: &Sdk,
+    graph_domain: bool,
+    attribution: Option<super::attribution::Method>,
+) -> Result<Services, String> {
+    let context = create_context(sdk)?;
+    let session = attribution.map(|_| create_context(sdk)).transpose()?;
 
     let size = std::env::var("KINETO_ROCM_BUFFER_BYTES")
         .ok()
@@ -53,15 +73,12 @@ pub fn configure_all(sdk: &Sdk, graph_domain: bool, attribution: bool) -> Result
         )
     })?;
 
-    let mut buffered = vec![
+    let buffered = [
         rocprofiler_buffer_tracing_kind_t::KERNEL_DISPATCH,
         rocprofiler_buffer_tracing_kind_t::MEMORY_COPY,
         rocprofiler_buffer_tracing_kind_t::HIP_RUNTIME_API,
         rocprofiler_buffer_tracing_kind_t::CORRELATION_ID_RETIREMENT,
     ];
-    if graph_domain && attribution {
-        buffered.push(rocprofiler_buffer_tracing_kind_t::HIP_GRAPH);
-    }
     for kind in buffered {
         // SAFETY: valid context and buffer; no operation filter.
         check("rocprofiler_configure_buffer_tracing_service", unsafe {
@@ -74,14 +91,14 @@ pub fn configure_all(sdk: &Sdk, graph_domain: bool, attribution: bool) -> Result
         rocprofiler_callback_tracing_kind_t::HIP_STREAM,
         rocprofiler_callback_tracing_kind_t::CODE_OBJECT,
     ];
-    if graph_domain && attribution {
+    if graph_domain && attribution.is_some() {
         callback_kinds.push(rocprofiler_callback_tracing_kind_t::HIP_GRAPH);
     }
     for kind in callback_kinds {
         // SAFETY: valid context; the callback is a static function taking no data.
         check("rocprofiler_configure_callback_tracing_service", unsafe {
             (sdk.configure_callback_tracing_service)(
-                context,
+                session.unwrap_or(context),
                 kind,
                 std::ptr::null(),
                 0,
@@ -91,7 +108,7 @@ pub fn configure_all(sdk: &Sdk, graph_domain: bool, attribution: bool) -> Result
         })?;
     }
 
-    if attribution {
+    if attribution == Some(super::attribution::Method::Seed) {
         let kinds = [
             rocprofiler_external_correlation_id_request_kind_t::KERNEL_DISPATCH,
             rocprofiler_external_correlation_id_request_kind_t::MEMORY_COPY,
@@ -110,5 +127,9 @@ pub fn configure_all(sdk: &Sdk, graph_domain: bool, attribution: bool) -> Result
             },
         )?;
     }
-    Ok(Services { context, buffer })
+    Ok(Services {
+        context,
+        session,
+        buffer,
+    })
 }

@@ -5,6 +5,7 @@
 //! across teardown, and `rocprofiler_configure` happens once per process.
 //! Everything mutable lives in the collector behind types that make data
 //! races impossible (atomics, mutexes, the store's own synchronisation).
+use super::attribution::Method;
 use super::collector::Collector;
 use super::malformed::MalformedWarnings;
 use super::services::Services;
@@ -59,17 +60,31 @@ pub fn finish_deadline() -> Duration {
 impl Tool {
     /// Called from the SDK's `initialize`: the only time services can be configured.
     pub fn build(
-        configure: fn(&Sdk, bool, bool) -> Result<Services, String>,
+        configure: fn(&Sdk, bool, Option<Method>) -> Result<Services, String>,
     ) -> Result<(), String> {
         let sdk = Sdk::resolve().map_err(|e| e.to_string())?;
         let sdk_version = sdk.version();
         let graph_domain = sdk_version >= HIP_GRAPH_DOMAIN_VERSION;
-        let attribution = super::collector::attribution_enabled_from_env();
+        let attribution = super::collector::attribution_enabled_from_env().then(Method::from_env);
         let services = configure(&sdk, graph_domain, attribution)?;
         let collector = Collector::new(graph_domain, attribution);
+        if let Some(session) = services.session {
+            // SAFETY: the context came from create_context.
+            let status = unsafe { (sdk.start_context)(session) };
+            if !status.is_success() {
+                return Err(format!(
+                    "rocprofiler_start_context (session callbacks) returned status {}",
+                    status.0
+                ));
+            }
+        }
         log::info!(
             "kineto-rocm: configured on rocprofiler-sdk {sdk_version}; graph attribution {} ({})",
-            if attribution { "on" } else { "off" },
+            match attribution {
+                Some(Method::Evidence) => "on",
+                Some(Method::Seed) => "on (seed method, unverified)",
+                None => "off",
+            },
             if graph_domain {
                 "HIP_GRAPH domain"
             } else {

@@ -120,6 +120,7 @@ fn kernel_frame(records: Vec<KernelDispatch>, cache: &mut LinkCache<'_>) -> Kern
             queue: r.queue,
             stream: link.stream,
             correlation_id: r.correlation_id,
+            launch_correlation_id: Some(r.correlation_id),
             kernel_id: r.kernel_id,
             dispatch_id: r.dispatch_id,
             grid: r.grid,
@@ -152,6 +153,7 @@ fn copy_frame(records: Vec<MemoryCopy>, cache: &mut LinkCache<'_>) -> CopyFrame 
             bytes: r.bytes,
             stream: link.stream,
             correlation_id: r.correlation_id,
+            launch_correlation_id: Some(r.correlation_id),
             thread_id: r.thread_id,
             external_slot: r.external_slot,
             graph_id: None,
@@ -173,6 +175,7 @@ fn api_call_frame(records: Vec<HipApiCall>, cache: &mut LinkCache<'_>) -> ApiCal
             operation: r.operation,
             correlation_id: r.correlation_id,
             thread_id: r.thread_id,
+            stream: link.stream,
             external_id_default: link.external_id_default,
             external_id_user: link.external_id_user,
         });

@@ -29,7 +29,12 @@ columnar_frame! {
         queue: u64,
         /// HIP stream id, joined by correlation id; `None` when unknown.
         stream: Option<u64>,
+        /// The record's correlation id: the HIP call in progress on the
+        /// thread that processed its packet.
         correlation_id: u64,
+        /// The HIP call that launched it: `correlation_id` until graph
+        /// attribution decides otherwise; `None` when that is unproven.
+        launch_correlation_id: Option<u64>,
         kernel_id: u64,
         dispatch_id: u64,
         grid: [u32; 3],
@@ -64,7 +69,11 @@ columnar_frame! {
         bytes: u64,
         /// HIP stream id, joined by correlation id; `None` when unknown.
         stream: Option<u64>,
+        /// The record's correlation id: the HIP call that issued the copy,
+        /// or, for a queued copy, the one that processed its packet.
         correlation_id: u64,
+        /// The HIP call that launched it; `None` when that is unproven.
+        launch_correlation_id: Option<u64>,
         thread_id: u64,
         /// The raw external correlation value the SDK carried on the record.
         external_slot: u64,
@@ -90,6 +99,8 @@ columnar_frame! {
         operation: i32,
         correlation_id: u64,
         thread_id: u64,
+        /// HIP stream id, joined by correlation id; `None` when it has none.
+        stream: Option<u64>,
         /// Top of the Default external-id stack when the call entered.
         external_id_default: Option<u64>,
         /// Top of the User external-id stack when the call entered.
@@ -131,22 +142,25 @@ pub struct GraphColumnsMut<'a> {
 }
 
 /// The CPU-linkage columns of a kernel or copy frame, writable in place:
-/// when the verifier finds a dispatch's true launch, it is relinked to that
-/// launch's CPU op; when it cannot, a link that may be wrong is removed.
+/// when graph attribution finds a dispatch's launching call, it is linked to
+/// that call (its CPU op and stream); when it cannot, a link that may be
+/// wrong is removed.
 #[derive(Debug)]
 pub struct LinkageColumnsMut<'a> {
-    pub correlation_id: &'a mut [u64],
+    pub launch_correlation_id: &'a mut [Option<u64>],
     pub external_id_default: &'a mut [Option<u64>],
     pub external_id_user: &'a mut [Option<u64>],
+    pub stream: &'a mut [Option<u64>],
 }
 
 impl KernelFrame {
     /// The linkage columns for the verifier to correct.
     pub fn linkage_columns_mut(&mut self) -> LinkageColumnsMut<'_> {
         LinkageColumnsMut {
-            correlation_id: &mut self.correlation_id,
+            launch_correlation_id: &mut self.launch_correlation_id,
             external_id_default: &mut self.external_id_default,
             external_id_user: &mut self.external_id_user,
+            stream: &mut self.stream,
         }
     }
 
@@ -163,9 +177,10 @@ impl CopyFrame {
     /// The linkage columns for the verifier to correct.
     pub fn linkage_columns_mut(&mut self) -> LinkageColumnsMut<'_> {
         LinkageColumnsMut {
-            correlation_id: &mut self.correlation_id,
+            launch_correlation_id: &mut self.launch_correlation_id,
             external_id_default: &mut self.external_id_default,
             external_id_user: &mut self.external_id_user,
+            stream: &mut self.stream,
         }
     }
 

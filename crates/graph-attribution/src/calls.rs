@@ -149,10 +149,24 @@ impl<'a> CallIndex<'a> {
         distrusted: &dyn Fn(AttributionId) -> bool,
     ) -> CallIndex<'a> {
         let calls = evidence.calls;
+        // A call that processed a record rang a doorbell, so it wrote a
+        // packet, whatever its operation was thought to do: it is then a
+        // writer of unknown work.
+        let processing: std::collections::HashSet<u64> = evidence
+            .observations
+            .iter()
+            .map(|o| o.correlation_id)
+            .collect();
+        let surprising = |i: usize| {
+            matches!(calls[i].work, CallWork::NoDevice)
+                && processing.contains(&calls[i].correlation_id)
+        };
         let mut resolved: HashMap<*const ExecContents, Option<Arc<ResolvedExec>>> = HashMap::new();
         let produces: Vec<Produces> = calls
             .iter()
-            .map(|call| match &call.work {
+            .enumerate()
+            .map(|(i, call)| match &call.work {
+                _ if surprising(i) => Produces::Unknown,
                 CallWork::NoDevice | CallWork::Barrier => Produces::Nothing,
                 CallWork::Kernel(kernel) => match kernel.resolve(evidence.kernels) {
                     Some(output) => Produces::Eager(output),
@@ -181,9 +195,10 @@ impl<'a> CallIndex<'a> {
         let outputs: Vec<Vec<Produced>> = produces.iter().map(Produces::outputs).collect();
 
         let span = |i: usize| (calls[i].enter_ns, calls[i].exit_ns.max(calls[i].enter_ns));
+        let writes = |i: usize| calls[i].work.writes_packets() || surprising(i);
         let writers = Intervals::new(
             (0..calls.len())
-                .filter(|&i| calls[i].work.writes_packets())
+                .filter(|&i| writes(i))
                 .map(|i| (span(i).0, span(i).1, i as u32))
                 .collect(),
         );

@@ -65,8 +65,9 @@ pub struct Call {
     pub work: CallWork,
 }
 
-/// A HIP call that was in flight when the window opened: the tool saw its
-/// thread enter it, but not what it did.
+/// A packet-writing HIP call the window's records do not describe: one in
+/// flight when the window opened, or one still in flight when it was
+/// finished. The tool saw its thread enter it, but not what it did.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Span {
     pub thread_id: u64,
@@ -81,7 +82,8 @@ pub struct WindowEvidence<'a> {
     pub observations: &'a [Observation],
     /// The HIP calls issued while the window was open.
     pub calls: &'a [Call],
-    /// Calls in flight when the window opened (their work is unknown).
+    /// Calls in flight when the window opened, or when it was finished
+    /// (their work is unknown).
     pub open_edge: &'a [Span],
     /// When the window stopped collecting: calls issued after it are not in
     /// `calls`, so a call still in flight then may have met unseen ones.
@@ -89,6 +91,10 @@ pub struct WindowEvidence<'a> {
     /// Every record of the window's calls has been delivered (every
     /// correlation id retired) and none was dropped.
     pub complete: bool,
+    /// Every HIP call of the window has its record (none was dropped): the
+    /// neighbourhoods the rules bound are whole. Without it nothing is
+    /// attributed or linked.
+    pub calls_complete: bool,
     /// Host stub -> kernel id.
     pub kernels: &'a dyn KernelLookup,
 }

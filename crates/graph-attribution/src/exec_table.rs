@@ -220,7 +220,6 @@ impl ExecTable {
     }
 
     /// The id launches of the exec at `handle` carry now, if any.
-    #[cfg(feature = "seed-naive-modes")]
     pub fn current_attribution(&self, handle: ExecHandle) -> Option<AttributionId> {
         self.published
             .load()

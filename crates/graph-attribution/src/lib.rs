@@ -62,6 +62,7 @@
 //!     open_edge: &[],
 //!     close_ns: 1_000,
 //!     complete: true,
+//!     calls_complete: true,
 //!     kernels: &stubs,
 //! };
 //! let out = attribute_window(&evidence, &mut SessionMemory::new());

@@ -146,6 +146,12 @@ impl LaunchTracker {
         self.execs.exec_updated(handle, &self.diagnostics).ok()
     }
 
+    /// The id a launch of the exec at `handle` is attributed to now, without
+    /// entering a launch (the evidence method reads it at each launch).
+    pub fn attribution_of(&self, handle: ExecHandle) -> Option<AttributionId> {
+        self.execs.current_attribution(handle)
+    }
+
     /// Give ids to execs launched before their instantiate was seen (SDK <
     /// 1.3 only; also done on every create and update).
     pub fn adopt_unseen_execs(&self) {

@@ -77,6 +77,9 @@ pub enum LinkProof {
 /// Why a key or a link was withheld.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Reason {
+    /// Records of HIP calls were dropped in this window, so no call's
+    /// neighbourhood is known whole.
+    CallsDropped,
     /// The record was processed outside any HIP call the window recorded
     /// (the runtime's async thread, or a call whose record is missing).
     ProcessedOutsideKnownCall,
@@ -105,6 +108,7 @@ pub enum Reason {
 impl Reason {
     pub const fn describe(self) -> &'static str {
         match self {
+            Reason::CallsDropped => "call records dropped",
             Reason::ProcessedOutsideKnownCall => "processed outside a recorded call",
             Reason::UnknownWorkNearby => "unknown work nearby",
             Reason::WindowEdge => "window edge",

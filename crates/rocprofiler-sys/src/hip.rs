@@ -254,6 +254,38 @@ pub struct hip_module_launch_kernel_args {
     pub extra: *mut *mut c_void,
 }
 
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct hip_memcpy_args {
+    pub dst: *mut c_void,
+    pub src: *const c_void,
+    pub sizeBytes: usize,
+    /// `hipMemcpyKind`.
+    pub kind: i32,
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct hip_graph_clone_args {
+    pub pGraphClone: *mut hipGraph_t,
+    pub originalGraph: hipGraph_t,
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct hip_stream_begin_capture_args {
+    pub stream: hipStream_t,
+    /// `hipStreamCaptureMode`.
+    pub mode: i32,
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct hip_stream_end_capture_args {
+    pub stream: hipStream_t,
+    pub pGraph: *mut hipGraph_t,
+}
+
 /// `rocprofiler_hip_api_args_t` (88 bytes, 8-aligned).
 #[repr(C)]
 #[derive(Clone, Copy)]
@@ -274,6 +306,10 @@ pub union rocprofiler_hip_api_args_t {
     pub hipGraphAddEmptyNode: hip_graph_add_empty_node_args,
     pub hipMemsetAsync: hip_memset_async_args,
     pub hipModuleLaunchKernel: hip_module_launch_kernel_args,
+    pub hipMemcpy: hip_memcpy_args,
+    pub hipGraphClone: hip_graph_clone_args,
+    pub hipStreamBeginCapture: hip_stream_begin_capture_args,
+    pub hipStreamEndCapture: hip_stream_end_capture_args,
     /// The union's full extent in every SDK from 1.0 to 1.3.
     pub raw: [u64; 11],
 }

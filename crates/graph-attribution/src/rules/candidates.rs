@@ -44,6 +44,9 @@ pub(crate) fn decide(
     observation: &Observation,
 ) -> (KeyVerdict, LinkVerdict) {
     let withheld = |reason| (KeyVerdict::Withheld(reason), LinkVerdict::Unlinked(reason));
+    if !index.evidence.calls_complete {
+        return withheld(Reason::CallsDropped);
+    }
     // Rule 1: the neighbourhood of the processing call.
     let Some(p) = index.call_of(observation.correlation_id) else {
         return withheld(Reason::ProcessedOutsideKnownCall);

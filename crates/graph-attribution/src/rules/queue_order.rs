@@ -36,7 +36,8 @@ fn resolvable(key: &KeyVerdict, link: &LinkVerdict) -> bool {
     !matches!(
         key,
         KeyVerdict::Withheld(
-            Reason::ProcessedOutsideKnownCall
+            Reason::CallsDropped
+                | Reason::ProcessedOutsideKnownCall
                 | Reason::UnknownWorkNearby
                 | Reason::WindowEdge
                 | Reason::NoProducer
@@ -44,7 +45,8 @@ fn resolvable(key: &KeyVerdict, link: &LinkVerdict) -> bool {
     ) && !matches!(
         link,
         LinkVerdict::Unlinked(
-            Reason::ProcessedOutsideKnownCall
+            Reason::CallsDropped
+                | Reason::ProcessedOutsideKnownCall
                 | Reason::UnknownWorkNearby
                 | Reason::WindowEdge
                 | Reason::NoProducer

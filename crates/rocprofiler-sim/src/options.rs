@@ -20,7 +20,9 @@ pub struct RunOptions {
     /// Keep per-dispatch ground truth (turn off for huge benchmarks).
     pub record_truth: bool,
     /// How HIP submits work and the SDK sees it; overrides the workload's
-    /// `submission_model` (default `rocm`).
+    /// `submission_model` (default `rocm`). Left out of the JSON when unset,
+    /// so a host can drive a simulator built before the field existed.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub submission_model: Option<SubmissionModel>,
 }
 

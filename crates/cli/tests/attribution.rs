@@ -1,44 +1,14 @@
 //! Issue acceptance, through the CLI: each shipped workload runs in its own
 //! process (one simulated SDK per process) with the real tool library, and
 //! the trace it wrote is compared with the simulator's ground truth.
+mod common;
+
+use common::{assert_clean, n};
 use serde_json::Value;
-use std::path::PathBuf;
-use std::process::Command;
 
-fn workload(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../tests/workloads")
-        .join(format!("{name}.json"))
-}
-
-/// Runs `kineto-rocm validate --json` and returns its report.
+/// Runs `kineto-rocm validate --json` on a shipped workload.
 fn validate(name: &str, extra: &[&str], env: &[(&str, &str)]) -> Value {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_kineto-rocm"));
-    command
-        .arg("validate")
-        .arg("--workload")
-        .arg(workload(name))
-        .arg("--json")
-        .args(extra);
-    command.env_remove("KINETO_ROCM_DISABLE_GRAPH_ATTRIBUTION");
-    for (key, value) in env {
-        command.env(key, value);
-    }
-    let output = command.output().expect("run kineto-rocm");
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(
-        output.status.success(),
-        "kineto-rocm validate {name} failed ({}):\n{stdout}\n{}",
-        output.status,
-        String::from_utf8_lossy(&output.stderr)
-    );
-    serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("not JSON ({e}):\n{stdout}"))
-}
-
-fn n(report: &Value, key: &str) -> u64 {
-    report[key]
-        .as_u64()
-        .unwrap_or_else(|| panic!("no {key} in {report}"))
+    common::validate(&common::workload(name), extra, env)
 }
 
 /// `occurrences_per_key` as (occurrences, keys) pairs.
@@ -49,24 +19,6 @@ fn occurrences(report: &Value) -> Vec<(u64, u64)> {
         .iter()
         .map(|(k, v)| (k.parse().unwrap(), v.as_u64().unwrap()))
         .collect()
-}
-
-/// Nothing wrong of any kind, nothing missing or extra, something shown.
-fn assert_clean(report: &Value) {
-    let fields = report.as_object().expect("a report object");
-    let wrong: Vec<&String> = fields.keys().filter(|k| k.starts_with("wrong_")).collect();
-    assert!(
-        wrong.len() >= 7,
-        "the report lost its wrong_ counters: {report:#}"
-    );
-    for key in wrong {
-        assert_eq!(n(report, key), 0, "{key}: {report:#}");
-    }
-    assert_eq!(n(report, "aliased_keys"), 0, "{report:#}");
-    assert_eq!(n(report, "missing_events"), 0, "{report:#}");
-    assert_eq!(n(report, "extra_events"), 0, "{report:#}");
-    assert!(n(report, "matched_events") > 0, "{report:#}");
-    assert_eq!(report["is_clean"], true, "{report:#}");
 }
 
 fn single_thread_case(

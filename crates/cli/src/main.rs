@@ -398,7 +398,9 @@ fn validate_command(args: &RunArgs, json: bool, out: Option<&Path>) -> Result<bo
     }
     let session = profile(&workload, &plan)?;
     session.shutdown()?;
+    let started = std::time::Instant::now();
     let truth = session.ground_truth()?;
+    progress(&format!("ground truth read in {:.2?}", started.elapsed()));
     if truth.runs.len() != plan.steps as usize {
         return Err(format!(
             "the simulator recorded {} runs for {} steps",
@@ -445,6 +447,11 @@ fn validate_command(args: &RunArgs, json: bool, out: Option<&Path>) -> Result<bo
         }
     }
     let report = validator.finish();
+    progress(&format!(
+        "{} trace file(s) read and compared in {:.2?}",
+        files.len(),
+        started.elapsed()
+    ));
     if json {
         println!(
             "{}",

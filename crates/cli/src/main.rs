@@ -415,9 +415,12 @@ fn validate_command(args: &RunArgs, json: bool, out: Option<&Path>) -> Result<bo
             .submission_model
             .unwrap_or(SubmissionModel::Ideal);
         if ran != asked {
+            let name = |m: SubmissionModel| format!("{m:?}").to_lowercase();
             return Err(format!(
-                "asked for --submission-model {asked:?}, but the simulator ran {ran:?}: \
-                 nothing to validate under the model asked for"
+                "asked for --submission-model {}, but the simulator ran {}: \
+                 nothing to validate under the model asked for",
+                name(asked),
+                name(ran)
             ));
         }
     }

@@ -58,6 +58,10 @@ enum Command {
         /// Keep the trace here (default: a temporary file).
         #[arg(long)]
         out: Option<PathBuf>,
+        /// Also write the simulator's ground truth here (JSON), to inspect
+        /// a verdict by hand.
+        #[arg(long)]
+        truth_out: Option<PathBuf>,
     },
 }
 
@@ -380,7 +384,12 @@ fn run(args: &RunArgs, out: &Path) -> Result<(), String> {
     Ok(())
 }
 
-fn validate_command(args: &RunArgs, json: bool, out: Option<&Path>) -> Result<bool, String> {
+fn validate_command(
+    args: &RunArgs,
+    json: bool,
+    out: Option<&Path>,
+    truth_out: Option<&Path>,
+) -> Result<bool, String> {
     let workload = args.workload()?;
     args.model.export_tool_settings();
     let default_out =
@@ -401,6 +410,12 @@ fn validate_command(args: &RunArgs, json: bool, out: Option<&Path>) -> Result<bo
     let started = std::time::Instant::now();
     let truth = session.ground_truth()?;
     progress(&format!("ground truth read in {:.2?}", started.elapsed()));
+    if let Some(path) = truth_out {
+        let file = std::fs::File::create(path)
+            .map_err(|e| format!("{}: cannot create: {e}", path.display()))?;
+        serde_json::to_writer(std::io::BufWriter::new(file), &truth)
+            .map_err(|e| format!("{}: cannot write: {e}", path.display()))?;
+    }
     if truth.runs.len() != plan.steps as usize {
         return Err(format!(
             "the simulator recorded {} runs for {} steps",
@@ -475,7 +490,8 @@ fn main() -> ExitCode {
             run: args,
             json,
             out,
-        } => validate_command(args, *json, out.as_deref()),
+            truth_out,
+        } => validate_command(args, *json, out.as_deref(), truth_out.as_deref()),
     };
     match outcome {
         Ok(true) => ExitCode::SUCCESS,

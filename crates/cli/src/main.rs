@@ -10,8 +10,8 @@ mod table;
 mod trace;
 mod validate;
 
-use clap::{Args, Parser, Subcommand};
-use rocprofiler_sim::options::RunOptions;
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use rocprofiler_sim::options::{RunOptions, SubmissionModel};
 use session::{Session, WorkloadSource};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -37,6 +37,8 @@ enum Command {
         /// Where to write the trace.
         #[arg(long, default_value = "kineto-rocm-demo.json")]
         out: PathBuf,
+        #[command(flatten)]
+        model: ModelArgs,
     },
     /// Run a workload file and write its trace.
     Run {
@@ -56,7 +58,79 @@ enum Command {
         /// Keep the trace here (default: a temporary file).
         #[arg(long)]
         out: Option<PathBuf>,
+        /// Also write the simulator's ground truth here (JSON), to inspect
+        /// a verdict by hand.
+        #[arg(long)]
+        truth_out: Option<PathBuf>,
     },
+}
+
+/// How the simulator submits work and how the tool attributes it.
+#[derive(Args, Clone, Default)]
+struct ModelArgs {
+    /// The simulator's submission model (overrides the workload's):
+    /// `rocm` as HIP and rocprofiler-sdk do, `ideal` the seed's model.
+    #[arg(long, value_enum)]
+    submission_model: Option<ModelArg>,
+    /// Upper bound of the simulated submission jitter per packet, in ns
+    /// (default 2000; 0 disables it).
+    #[arg(long)]
+    jitter_ns: Option<u64>,
+    /// How long the tool waits for in-flight records when a window ends
+    /// (sets KINETO_ROCM_FLUSH_DEADLINE_MS for the tool).
+    #[arg(long)]
+    flush_deadline_ms: Option<u64>,
+    /// The tool's attribution: `evidence` (default) or `seed`, the seed's
+    /// per-thread-stack answers taken as they are, for comparison (sets
+    /// KINETO_ROCM_ATTRIBUTION_METHOD for the tool).
+    #[arg(long, value_enum)]
+    attribution_method: Option<AttributionMethod>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum ModelArg {
+    Rocm,
+    Ideal,
+}
+
+impl From<ModelArg> for SubmissionModel {
+    fn from(model: ModelArg) -> SubmissionModel {
+        match model {
+            ModelArg::Rocm => SubmissionModel::Rocm,
+            ModelArg::Ideal => SubmissionModel::Ideal,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum AttributionMethod {
+    Evidence,
+    Seed,
+}
+
+impl ModelArgs {
+    /// Sets what the tool reads from its environment; call before it loads.
+    fn export_tool_settings(&self) {
+        if let Some(ms) = self.flush_deadline_ms {
+            std::env::set_var("KINETO_ROCM_FLUSH_DEADLINE_MS", ms.to_string());
+        }
+        if let Some(method) = self.attribution_method {
+            let value = match method {
+                AttributionMethod::Evidence => "evidence",
+                AttributionMethod::Seed => "seed",
+            };
+            std::env::set_var("KINETO_ROCM_ATTRIBUTION_METHOD", value);
+        }
+    }
+
+    fn apply(&self, options: &mut RunOptions) {
+        if let Some(model) = self.submission_model {
+            options.submission_model = Some(model.into());
+        }
+        if let Some(jitter) = self.jitter_ns {
+            options.jitter_ns = jitter;
+        }
+    }
 }
 
 #[derive(Args)]
@@ -89,6 +163,8 @@ struct RunArgs {
     /// extension) as soon as it stops, so memory holds one window at a time.
     #[arg(long)]
     trace_per_window: bool,
+    #[command(flatten)]
+    model: ModelArgs,
 }
 
 /// Profiled step ranges, inclusive, in order and not overlapping.
@@ -147,6 +223,7 @@ impl RunArgs {
         if let Some(seed) = self.seed {
             options.seed = seed;
         }
+        self.model.apply(&mut options);
         options
     }
 }
@@ -238,23 +315,29 @@ fn profile(workload: &WorkloadSource, plan: &Plan) -> Result<Session, String> {
     Ok(session)
 }
 
-fn demo(out: &Path) -> Result<(), String> {
+fn demo(out: &Path, model: &ModelArgs) -> Result<(), String> {
     let workload = WorkloadSource {
         name: "built-in graph-32x200".into(),
         text: DEMO_WORKLOAD.into(),
     };
-    let options = RunOptions {
+    let mut options = RunOptions {
         record_truth: false,
         ..RunOptions::default()
     };
+    model.apply(&mut options);
+    model.export_tool_settings();
     let session = profile(&workload, &Plan::single(options, out))?;
     session.shutdown()?;
     let trace = trace::read(out)?;
     table::print(&table::node_rows(&trace.events));
-    let attributed = trace.events.iter().filter(|e| e.graph.is_some()).count();
+    let kernels = trace
+        .events
+        .iter()
+        .filter(|e| e.category == trace::GpuCategory::Kernel);
+    let (total, attributed) =
+        kernels.fold((0, 0), |(n, a), e| (n + 1, a + e.graph.is_some() as usize));
     println!(
-        "\n{} kernel events, {attributed} carrying graph id and graph node id; trace: {}",
-        trace.events.len(),
+        "\n{total} kernel events, {attributed} carrying graph id and graph node id; trace: {}",
         out.display()
     );
     for line in &trace.summary {
@@ -275,6 +358,7 @@ impl RunArgs {
 
 fn run(args: &RunArgs, out: &Path) -> Result<(), String> {
     let workload = args.workload()?;
+    args.model.export_tool_settings();
     let mut plan = args.plan(out);
     // Nothing here compares with the ground truth; do not keep it.
     plan.options.record_truth = false;
@@ -300,49 +384,121 @@ fn run(args: &RunArgs, out: &Path) -> Result<(), String> {
     Ok(())
 }
 
-fn validate_command(args: &RunArgs, json: bool, out: Option<&Path>) -> Result<bool, String> {
+fn validate_command(
+    args: &RunArgs,
+    json: bool,
+    out: Option<&Path>,
+    truth_out: Option<&Path>,
+) -> Result<bool, String> {
     let workload = args.workload()?;
+    args.model.export_tool_settings();
     let default_out =
         std::env::temp_dir().join(format!("kineto-rocm-validate-{}.json", std::process::id()));
+    let keep = out.is_some();
     let out = out.unwrap_or(&default_out);
-    if args.steps > 1 || args.trace_per_window {
-        return Err("validate runs one step into one trace; use run for schedules".into());
+    let plan = args.plan(out);
+    if let Some(&(_, last)) = plan.schedule.0.last() {
+        if last >= plan.steps {
+            return Err(format!(
+                "--profile-steps names step {last}, but only {} steps run (--steps)",
+                plan.steps
+            ));
+        }
     }
-    let session = profile(&workload, &args.plan(out))?;
+    let session = profile(&workload, &plan)?;
     session.shutdown()?;
+    let started = std::time::Instant::now();
     let truth = session.ground_truth()?;
-    let run = truth.runs.last().ok_or("the simulator recorded no run")?;
-    let trace = trace::read(out)?;
-    let report = validate::validate(&trace.events, run);
+    progress(&format!("ground truth read in {:.2?}", started.elapsed()));
+    if let Some(path) = truth_out {
+        let file = std::fs::File::create(path)
+            .map_err(|e| format!("{}: cannot create: {e}", path.display()))?;
+        serde_json::to_writer(std::io::BufWriter::new(file), &truth)
+            .map_err(|e| format!("{}: cannot write: {e}", path.display()))?;
+    }
+    if truth.runs.len() != plan.steps as usize {
+        return Err(format!(
+            "the simulator recorded {} runs for {} steps",
+            truth.runs.len(),
+            plan.steps
+        ));
+    }
+    if let Some(asked) = args.model.submission_model {
+        let asked = SubmissionModel::from(asked);
+        // A simulator that predates the field ran the ideal model only.
+        let ran = truth.runs[0]
+            .submission_model
+            .unwrap_or(SubmissionModel::Ideal);
+        if ran != asked {
+            let name = |m: SubmissionModel| format!("{m:?}").to_lowercase();
+            return Err(format!(
+                "asked for --submission-model {}, but the simulator ran {}: \
+                 nothing to validate under the model asked for",
+                name(asked),
+                name(ran)
+            ));
+        }
+    }
+    let steps_of = |&(first, last): &(u32, u32)| -> Vec<usize> {
+        (first..=last).map(|s| s as usize).collect()
+    };
+    let files: Vec<(PathBuf, Vec<Vec<usize>>)> = if plan.trace_per_window {
+        plan.schedule
+            .0
+            .iter()
+            .enumerate()
+            .map(|(w, range)| (plan.window_file(w), vec![steps_of(range)]))
+            .collect()
+    } else {
+        vec![(
+            out.to_path_buf(),
+            plan.schedule.0.iter().map(steps_of).collect(),
+        )]
+    };
+    let markers = markers::snapshot();
+    let mut validator = validate::Validator::new(&truth.runs, truth.sdk_version, &markers);
+    for (file, windows) in &files {
+        let trace = trace::read(file)?;
+        validator.add_trace(&trace, windows);
+        if !keep {
+            let _ = std::fs::remove_file(file);
+        }
+    }
+    let report = validator.finish();
+    progress(&format!(
+        "{} trace file(s) read and compared in {:.2?}",
+        files.len(),
+        started.elapsed()
+    ));
     if json {
         println!(
             "{}",
             serde_json::to_string_pretty(&report).expect("report serialises")
         );
     } else {
-        validate::print(&report, &trace.summary);
+        validate::print(&report);
     }
-    if out == default_out {
-        let _ = std::fs::remove_file(out);
-    }
-    Ok(report.is_clean())
+    Ok(report.is_clean)
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let outcome = match &cli.command {
-        Command::Demo { out } => demo(out).map(|_| true),
+        Command::Demo { out, model } => demo(out, model).map(|_| true),
         Command::Run { run: args, out } => run(args, out).map(|_| true),
         Command::Validate {
             run: args,
             json,
             out,
-        } => validate_command(args, *json, out.as_deref()),
+            truth_out,
+        } => validate_command(args, *json, out.as_deref(), truth_out.as_deref()),
     };
     match outcome {
         Ok(true) => ExitCode::SUCCESS,
         Ok(false) => {
-            eprintln!("kineto-rocm: validation found wrong pairs");
+            eprintln!(
+                "kineto-rocm: validation failed: wrong claims, missing or extra events, or nothing shown"
+            );
             ExitCode::from(2)
         }
         Err(message) => {

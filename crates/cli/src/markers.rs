@@ -2,7 +2,9 @@
 //! ops reach the simulator's marker hook on the thread that runs them, and we
 //! push/pop them into the tool as kineto pushes a CPU op's correlation id.
 //! A marker named by a number uses that number as its id; any other name gets
-//! the next free id.
+//! the next free id (from 2^40, in the order names are first pushed in the
+//! process). [`snapshot`] gives that mapping to `validate`, which must know
+//! which External id a marker name became.
 use once_cell::sync::OnceCell;
 use std::collections::HashMap;
 use std::ffi::{c_char, c_int, c_void, CStr};
@@ -42,7 +44,7 @@ unsafe extern "C" fn on_marker(
                     .to_string_lossy()
                     .into_owned()
             };
-            let id = name.parse::<u64>().unwrap_or_else(|_| {
+            let id = numeric_id(&name).unwrap_or_else(|| {
                 let mut named = NAMED
                     .get_or_init(Default::default)
                     .lock()
@@ -58,6 +60,39 @@ unsafe extern "C" fn on_marker(
             unsafe { (tool.pop)(0) };
         }
     });
+}
+
+/// The id of a marker named by a number: that number.
+fn numeric_id(name: &str) -> Option<u64> {
+    name.parse::<u64>().ok()
+}
+
+/// Which External id each marker name became.
+#[derive(Clone, Debug, Default)]
+pub struct MarkerIds {
+    named: HashMap<String, u64>,
+}
+
+impl MarkerIds {
+    /// The mapping for names given ids in the order they were first pushed
+    /// (names that are numbers need no entry).
+    pub fn new(named: HashMap<String, u64>) -> MarkerIds {
+        MarkerIds { named }
+    }
+
+    /// The id pushed for `name`; None for a name never pushed.
+    pub fn id(&self, name: &str) -> Option<u64> {
+        numeric_id(name).or_else(|| self.named.get(name).copied())
+    }
+}
+
+/// The ids given so far in this process.
+pub fn snapshot() -> MarkerIds {
+    let named = NAMED
+        .get()
+        .map(|m| m.lock().unwrap_or_else(|e| e.into_inner()).clone())
+        .unwrap_or_default();
+    MarkerIds::new(named)
 }
 
 /// Connects the simulator's marker hook to the tool's correlation stack.

@@ -18,11 +18,11 @@ pub fn node_rows(events: &[GpuEvent]) -> Vec<NodeRow> {
         if let (Some((graph_id, _)), Some(ordinal)) = (event.graph, event.ordinal()) {
             let entry = groups
                 .entry((graph_id, ordinal))
-                .or_insert_with(|| (event.name.clone(), Vec::new()));
-            if entry.0 != event.name {
+                .or_insert_with(|| (event.name.to_string(), Vec::new()));
+            if *entry.0 != *event.name {
                 entry.0 = format!("{} (+ {})", entry.0, event.name);
             }
-            entry.1.push(event.duration_ns);
+            entry.1.push(event.duration_ns());
         }
     }
     groups

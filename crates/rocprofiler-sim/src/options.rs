@@ -19,6 +19,23 @@ pub struct RunOptions {
     pub jitter_ns: u64,
     /// Keep per-dispatch ground truth (turn off for huge benchmarks).
     pub record_truth: bool,
+    /// How HIP submits work and the SDK sees it; overrides the workload's
+    /// `submission_model` (default `rocm`). Left out of the JSON when unset,
+    /// so a host can drive a simulator built before the field existed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub submission_model: Option<SubmissionModel>,
+}
+
+/// How the simulated HIP runtime submits work (specs/sim-rocm-model.md).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SubmissionModel {
+    /// As HIP and rocprofiler-sdk do: segment-scheduled graph batches on
+    /// several HW queues, packets processed by whichever thread rings.
+    Rocm,
+    /// The seed's model: a launch queues all its packets, the queue's
+    /// holder writes everything pending inside its own call.
+    Ideal,
 }
 
 impl Default for RunOptions {
@@ -30,6 +47,7 @@ impl Default for RunOptions {
             seed: 0x5eed,
             jitter_ns: 2_000,
             record_truth: true,
+            submission_model: None,
         }
     }
 }

@@ -563,6 +563,7 @@ fn graph_launch(run: &Run, e: &Exec, s: &Stream, rng: &mut Rng) {
         kernel_dispatch_count: kernels,
         stream_id: s.r.id,
         queue_id: s.queue.id,
+        ..Default::default()
     });
     call.exit(sys::HIP_SUCCESS);
 }
@@ -781,6 +782,7 @@ fn write_packet(run: &Run, q: &HwQueue, clock: &mut u64, p: Packet) {
             submit_ns,
             start_ns: start,
             end_ns: end,
+            ..Default::default()
         });
     }
 }

@@ -337,8 +337,11 @@ impl ActivityStore {
     /// work enters at `at_ns`: the window containing `at_ns` is not complete
     /// until this id retires. Ignored outside every pending window.
     pub fn issue(&self, correlation_id: u64, at_ns: u64) {
-        let window = self.table().pending_containing(at_ns);
+        let table = self.table();
+        let window = table.pending_containing(at_ns);
         if let Some(window) = window {
+            table.note_issued(window, correlation_id);
+            drop(table);
             self.ledger.issue(correlation_id, window, at_ns);
             self.routes.insert(correlation_id, window);
         }

@@ -101,6 +101,10 @@ pub(crate) struct Window {
     reserved: AtomicUsize,
     /// Records this window refused for being over the limit.
     pub(crate) over_limit: AtomicU64,
+    /// The smallest and largest correlation id issued in it (ids grow with
+    /// time, so they bound every id it issued).
+    first_correlation: AtomicU64,
+    last_correlation: AtomicU64,
     pub(crate) staging: ShardedStaging,
 }
 
@@ -141,6 +145,9 @@ impl Window {
 struct FinalisedRange {
     start_ns: u64,
     stop_ns: u64,
+    /// Correlation ids issued in it: their records are late, whenever they
+    /// started.
+    correlations: (u64, u64),
 }
 
 /// Every window of a store: those still pending (open, or closed and waiting
@@ -192,6 +199,8 @@ impl WindowTable {
             stop_ns: None,
             reserved: AtomicUsize::new(0),
             over_limit: AtomicU64::new(0),
+            first_correlation: AtomicU64::new(u64::MAX),
+            last_correlation: AtomicU64::new(0),
             staging: ShardedStaging::new(self.staging_shards),
         });
         Ok(id)
@@ -226,6 +235,10 @@ impl WindowTable {
         self.finalised.push(FinalisedRange {
             start_ns: window.start_ns,
             stop_ns,
+            correlations: (
+                window.first_correlation.load(Ordering::Relaxed),
+                window.last_correlation.load(Ordering::Relaxed),
+            ),
         });
         Ok((window, stop_ns))
     }
@@ -264,6 +277,23 @@ impl WindowTable {
             .iter()
             .find(|w| w.contains(at_ns))
             .map(|w| w.id)
+    }
+
+    /// Notes that `correlation_id` was issued in window `id`.
+    pub(crate) fn note_issued(&self, id: WindowId, correlation_id: u64) {
+        if let Some(w) = self.pending_by_id(id) {
+            w.first_correlation
+                .fetch_min(correlation_id, Ordering::Relaxed);
+            w.last_correlation
+                .fetch_max(correlation_id, Ordering::Relaxed);
+        }
+    }
+
+    /// Was `correlation_id` issued in a window already finalised?
+    fn issued_in_finalised(&self, correlation_id: u64) -> bool {
+        self.finalised
+            .iter()
+            .any(|r| r.correlations.0 <= correlation_id && correlation_id <= r.correlations.1)
     }
 
     pub(crate) fn pending_ids(&self) -> impl Iterator<Item = WindowId> + '_ {
@@ -315,12 +345,20 @@ pub(crate) fn stage_batch<R: Staged>(
         }
         // Device work launched inside a window belongs to it, even when the
         // device started it after the window's stop.
-        let routed = first.launch_correlation().and_then(&route);
+        let correlation = first.launch_correlation();
+        let routed = correlation.and_then(&route);
         if let Some(window) = routed.and_then(|id| table.pending_by_id(id)) {
             refuse(
                 DropReason::OverLimit,
                 window.accept(std::slice::from_ref(first), max_records, true),
             );
+            index += 1;
+            continue;
+        }
+        // Work of a call issued in a finalised window is late, not work of
+        // whichever window its start time falls in.
+        if correlation.is_some_and(|c| table.issued_in_finalised(c)) {
+            refuse(DropReason::AfterFinalise, 1);
             index += 1;
             continue;
         }
@@ -338,6 +376,9 @@ pub(crate) fn stage_batch<R: Staged>(
                 r.is_well_formed()
                     && window.contains(r.start_ns())
                     && r.launch_correlation().and_then(&route).is_none()
+                    && !r
+                        .launch_correlation()
+                        .is_some_and(|c| table.issued_in_finalised(c))
             })
             .count();
         let refused = window.accept(&records[index..index + run], max_records, false);

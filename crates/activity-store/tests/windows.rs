@@ -113,6 +113,29 @@ fn a_record_for_a_finalised_window_is_counted_late_not_outside() {
 }
 
 #[test]
+fn late_work_of_a_finalised_window_is_not_placed_in_the_next_one() {
+    // A call issued in window 0 whose kernel ran (and was delivered) only
+    // after window 0 was finalised at its deadline, while window 1 is open.
+    let store = ActivityStore::default();
+    let first = store.open_window(100).unwrap();
+    store.issue(7, 150);
+    store.close_window(first, 200).unwrap();
+    let second = store.open_window(300).unwrap();
+    store.finalise(first).unwrap();
+    store.push_kernel(kernel(7, 350)); // starts inside window 1
+    store.issue(8, 360);
+    store.push_kernel(kernel(8, 370));
+    store.close_window(second, 400).unwrap();
+    let done = store.finalise(second).unwrap();
+    assert_eq!(
+        done.kernels.correlation_id(),
+        &[8],
+        "only window 1's own work"
+    );
+    assert_eq!(store.drop_counts().after_finalise, 1);
+}
+
+#[test]
 fn malformed_records_are_dropped_and_counted() {
     let store = ActivityStore::default();
     let w = store.open_window(100).unwrap();

@@ -6,10 +6,11 @@
 //!
 //! - `sim`: the model, steppable by hand or by a seeded random scheduler;
 //! - `gen`: random programs; `random`: many random scenarios per class;
-
+//! - `hazards`: one small hand-scheduled scenario per hazard and rule.
 
 mod check;
 mod gen;
+mod hazards;
 mod random;
 mod rng;
 mod sim;

@@ -605,3 +605,65 @@ fn calls_running_past_the_windows_close_withhold_their_neighbourhood() {
         assert_eq!(out.keys[i], KeyVerdict::Withheld(Reason::WindowEdge));
     }
 }
+
+/// Rule 4 groups a launch's linked records by *match key*, which for a
+/// copy is its direction only, but takes the nodes to pair them with from
+/// the first record's full shape (direction *and size*). Nodes 0 -> 1 are
+/// 1 MiB host-to-device copies, node 2 a 4 KiB one on its own; node 0 and
+/// node 2 run on the copy engine, node 1 as a blit, node 2 first. The
+/// 1 MiB copy record is `RepeatedKernel` (nodes 0 and 1), the 4 KiB one
+/// keyed node 2. The group (launch, host-to-device copies) holds both;
+/// taking the nodes from the 1 MiB record gives two nodes (0, 1) on a
+/// chain for two records, so the rule pairs them by start time: the 4 KiB
+/// copy with node 0 (it then withholds that one, as it disagrees with node
+/// 2) and the 1 MiB copy of node 0 with node 1, which it emits: a wrong
+/// pair, from one thread's one launch in a complete window.
+#[test]
+fn dependency_order_never_pairs_copies_of_different_sizes() {
+    let copy = |bytes| NodeKind::CopyHost {
+        direction: Direction::HostToDevice,
+        declared: true,
+        bytes,
+    };
+    let chain = graph(vec![
+        NodeDef::new(copy(1 << 20), &[]),
+        NodeDef::new(copy(1 << 20), &[0]),
+        NodeDef::new(copy(4096), &[]),
+    ]);
+    let plan = Plan {
+        order: vec![2, 0, 1],
+        queues: vec![None; 3],
+    };
+    let launch = Op::Launch {
+        exec: 0,
+        sdma_nodes: 0b101,
+        breaks: 0,
+        no_id: false,
+    };
+    let mut s = sim(
+        vec![chain],
+        vec![ExecDef {
+            graph: 0,
+            plan: Some(plan),
+        }],
+        vec![thread(1, vec![launch])],
+    );
+    let id = s.exec_id(0);
+    s.run_rest();
+    let trace = finish(s);
+    let mut w = trace.whole(&mut Rng::new(1));
+    // The rule takes the shape from the group's first record.
+    let first = find(&w, 1, Some(0));
+    w.observations.swap(0, first);
+    w.truths.swap(0, first);
+    let out = check::attribute(&trace, &w, &mut SessionMemory::new());
+    let r = find(&w, 1, Some(0));
+    assert_ne!(
+        out.keys[r].key(),
+        Some(key(id, 1)),
+        "the copy-engine copy of node 0 was emitted as node 1: {:?}",
+        out.keys[r]
+    );
+    let wrongs = check::wrongs(&w, &out);
+    assert!(wrongs.is_empty(), "{}", wrongs.join("\n"));
+}

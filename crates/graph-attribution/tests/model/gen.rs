@@ -9,8 +9,9 @@ use graph_attribution::{Direction, HostKernel};
 use crate::rng::Rng;
 use crate::sim::{ExecDef, GraphDef, NodeDef, NodeKind, Op, Setup, ThreadDef};
 
-/// Host stubs; each resolves to kernel id `stub - 0xa0 + 7`.
-pub const STUBS: [u64; 4] = [0xa0, 0xa1, 0xa2, 0xa3];
+/// Host stubs 0xa0.. (as many as `Params::kernels` says); each resolves
+/// to kernel id `stub - 0xa0 + 7`.
+pub const STUBS: u64 = 16;
 /// Launched now and then, never registered with the tool.
 pub const UNREGISTERED: u64 = 0xbad;
 const BYTES: [u64; 2] = [4096, 1 << 20];
@@ -22,10 +23,15 @@ pub struct Params {
     pub max_ops: u64,
     /// Unregistered stubs and launches without an attribution id.
     pub unknowns: bool,
+    /// Distinct kernels the program uses (few: graphs repeat kernels and
+    /// overlapping calls produce the same ones).
+    pub kernels: u64,
+    /// Most distinct kernels in one graph.
+    pub per_graph: u64,
 }
 
 pub fn kernels() -> HashMap<u64, u64> {
-    STUBS.iter().map(|&s| (s, s - 0xa0 + 7)).collect()
+    (0xa0..0xa0 + STUBS).map(|s| (s, s - 0xa0 + 7)).collect()
 }
 
 fn kernel(rng: &mut Rng, stubs: &[u64]) -> HostKernel {
@@ -41,10 +47,17 @@ fn host_copy(rng: &mut Rng) -> (Direction, bool, u64) {
     )
 }
 
-pub fn graph(rng: &mut Rng) -> GraphDef {
+fn stubs(p: Params) -> Vec<u64> {
+    (0xa0..0xa0 + p.kernels.min(STUBS)).collect()
+}
+
+pub fn graph(rng: &mut Rng, p: Params) -> GraphDef {
     let n = rng.range(1, 6) as usize;
     // Few distinct kernels per graph, so nodes repeat them.
-    let stubs: Vec<u64> = (0..rng.range(1, 3)).map(|_| rng.pick(&STUBS)).collect();
+    let all = stubs(p);
+    let stubs: Vec<u64> = (0..rng.range(1, p.per_graph))
+        .map(|_| rng.pick(&all))
+        .collect();
     // Some graphs are mostly host copies (staging pipelines): copies of
     // one direction and several sizes, on the copy engine or as blits.
     let copies = rng.chance(25);
@@ -86,7 +99,7 @@ pub fn graph(rng: &mut Rng) -> GraphDef {
 }
 
 pub fn setup(rng: &mut Rng, p: Params) -> Setup {
-    let graphs: Vec<GraphDef> = (0..rng.range(1, 3)).map(|_| graph(rng)).collect();
+    let graphs: Vec<GraphDef> = (0..rng.range(1, 3)).map(|_| graph(rng, p)).collect();
     let execs: Vec<ExecDef> = (0..rng.range(1, 4))
         .map(|_| ExecDef {
             graph: rng.below(graphs.len() as u64) as usize,
@@ -127,7 +140,7 @@ fn op(rng: &mut Rng, p: Params, graphs: usize, execs: usize) -> Op {
             let stubs = if p.unknowns && rng.chance(5) {
                 vec![UNREGISTERED]
             } else {
-                STUBS.to_vec()
+                stubs(p)
             };
             Op::Kernel(kernel(rng, &stubs))
         }

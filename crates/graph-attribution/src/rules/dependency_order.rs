@@ -16,7 +16,7 @@ use crate::calls::{CallIndex, Produces};
 use crate::evidence::Observation;
 use crate::ids::{GraphKey, NodeId};
 use crate::verdict::{KeyProof, KeyVerdict, LinkVerdict, Reason};
-use crate::work::MatchKey;
+use crate::work::Observed;
 
 pub(crate) fn apply(
     index: &CallIndex<'_>,
@@ -24,14 +24,16 @@ pub(crate) fn apply(
     keys: &mut [KeyVerdict],
     links: &[LinkVerdict],
 ) {
-    // (call, kind) -> this launch's records of that kind that are linked to it.
-    let mut linked: HashMap<(u32, MatchKey), Vec<usize>> = HashMap::new();
+    // (call, what ran) -> this launch's records of it that are linked to it.
+    // Grouped by the whole record (a copy's size too), so one group's nodes
+    // are exactly the nodes that could have produced each of its records.
+    let mut linked: HashMap<(u32, Observed), Vec<usize>> = HashMap::new();
     let mut waiting = false;
     for (i, link) in links.iter().enumerate() {
         if let Some(corr) = link.correlation_id() {
             if let Some(call) = index.call_of(corr) {
                 linked
-                    .entry((call, MatchKey::of(&observations[i].observed)))
+                    .entry((call, observations[i].observed))
                     .or_default()
                     .push(i);
                 waiting |= keys[i] == KeyVerdict::Withheld(Reason::RepeatedKernel);

@@ -3,6 +3,11 @@
 //! the session. Unreachable while the graph-building calls were followed
 //! correctly; kept as the last line of defence against what they did not
 //! say (a node changed through an API the tool does not model).
+//!
+//! A copy that touches host memory is one node whatever engine ran it: the
+//! runtime picks a blit kernel or the copy engine per copy (rocblit.cpp
+//! `KernelBlitManager::copyBuffer`), so a blit and an engine copy count as
+//! the same work here.
 
 use std::collections::HashMap;
 
@@ -11,6 +16,14 @@ use crate::ids::GraphKey;
 use crate::session::SessionMemory;
 use crate::verdict::{KeyVerdict, LinkVerdict, Reason};
 use crate::work::Observed;
+
+/// What must stay the same under one key.
+fn work(observed: &Observed) -> Observed {
+    match observed {
+        Observed::Copy { .. } => Observed::Blit,
+        other => *other,
+    }
+}
 
 pub(crate) fn apply(
     observations: &[Observation],
@@ -23,8 +36,8 @@ pub(crate) fn apply(
         if let Some(key) = key.key() {
             let entry = seen
                 .entry(key)
-                .or_insert_with(|| Some(memory.emitted(key).unwrap_or(o.observed)));
-            if *entry != Some(o.observed) {
+                .or_insert_with(|| Some(memory.emitted(key).unwrap_or(work(&o.observed))));
+            if *entry != Some(work(&o.observed)) {
                 *entry = None;
             }
         }

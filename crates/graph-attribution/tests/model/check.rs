@@ -16,6 +16,7 @@ pub fn attribute(trace: &Trace, w: &Window, memory: &mut SessionMemory) -> Attri
         open_edge: &w.open_edge,
         close_ns: w.close_ns,
         complete: w.complete,
+        calls_complete: true,
         kernels: &trace.kernels,
     };
     attribute_window(&evidence, memory)

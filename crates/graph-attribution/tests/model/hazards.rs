@@ -409,12 +409,11 @@ fn an_exec_whose_launch_ran_an_extra_kernel_is_distrusted() {
 }
 
 /// Rule 6, across windows: a key names one node, so it is never emitted for
-/// two different records. A host-to-device copy node that one launch ran as
-/// a blit and the next on the copy engine (rocclr picks per copy) shows two
-/// kinds of record: the second is withheld. (A true key lost: the rule does
-/// not know that one node may legitimately show either.)
+/// two different kinds of work. A host-to-device copy node that one launch
+/// ran as a blit and the next on the copy engine (rocclr picks per copy) is
+/// one node whatever ran it, so both records keep its key.
 #[test]
-fn a_key_is_never_emitted_for_two_kinds_of_record_across_windows() {
+fn a_host_copy_node_keeps_its_key_whichever_engine_ran_it() {
     let copy = NodeDef::new(
         NodeKind::CopyHost {
             direction: Direction::HostToDevice,
@@ -450,7 +449,7 @@ fn a_key_is_never_emitted_for_two_kinds_of_record_across_windows() {
     let second = attribute(&trace, &ws[1], &mut memory);
     assert_eq!(
         second.keys[0],
-        KeyVerdict::Withheld(Reason::KeyCoversSeveralKernels),
+        keyed(key(id, 0), KeyProof::OnlyPossibleNode),
         "the copy"
     );
 }

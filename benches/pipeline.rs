@@ -99,6 +99,7 @@ fn pipeline(c: &mut Criterion) {
             thread_id: 7,
             enter_ns: launch * NODES * 1_000,
             exit_ns: launch * NODES * 1_000 + 500,
+            stream: Some(1),
             work: CallWork::Graph {
                 graph_id: AttributionId::new(1),
                 exec: exec.clone(),

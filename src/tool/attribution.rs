@@ -400,6 +400,7 @@ impl Attribution {
                 thread_id: row.thread_id,
                 enter_ns: row.start_ns,
                 exit_ns: row.end_ns,
+                stream: row.stream,
                 work: works
                     .remove(&row.correlation_id)
                     .unwrap_or_else(|| hip_calls::work_of_role(hip_calls::role(row.operation))),

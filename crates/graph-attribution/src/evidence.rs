@@ -62,6 +62,8 @@ pub struct Call {
     /// ENTER and EXIT, on the clock of every other timestamp.
     pub enter_ns: u64,
     pub exit_ns: u64,
+    /// The stream it names (HIP_STREAM SET), if any.
+    pub stream: Option<u64>,
     pub work: CallWork,
 }
 

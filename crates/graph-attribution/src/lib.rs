@@ -42,6 +42,7 @@
 //!     thread_id: 1,
 //!     enter_ns: 100,
 //!     exit_ns: 200,
+//!     stream: Some(1),
 //!     work: CallWork::Graph {
 //!         graph_id: AttributionId::new(1),
 //!         exec: structure.exec_contents(ExecHandle(0x7f00)),

@@ -1,18 +1,28 @@
-//! Rule 5: one thread's packets of one kind on one queue, matched in order.
+//! Rule 5: one thread's packets of one kind, matched in order.
 //!
 //! When every call in the window that produces records of some kind (one
 //! kernel with one launch shape, or the runtime's blit kernels) is on one
-//! thread, and every such record ran on one hardware queue, the records in
-//! dispatch-id order are that thread's packets in the order it wrote them:
+//! thread, the records in dispatch-id order are that thread's packets in the
+//! order it wrote them, provided they all went through one queue at a time:
 //! a thread claims its slots call after call (HIP writes a call's packets
 //! inside the call), a graph launch writes a chain of nodes in dependency
 //! order, ROCr processes a queue in slot order, and the SDK takes dispatch
-//! ids in processing order. Counting must be exact, so this needs a window
-//! whose calls all began and ended while it was open (every packet its calls
-//! wrote was processed by its calls, and the other way round), every record
-//! delivered, and no record whose writer might be unknown.
+//! ids in processing order. "One queue at a time" holds when every record
+//! ran on one queue, or when every producer sends its one packet of that
+//! kind down one stream: eager calls on one stream, or launches of one exec
+//! from one stream (the exec's node always goes down the same internal stream:
+//! hip_graph_internal.cpp `UpdateStreams` reassigns streams only when the
+//! launch stream changes). A stream moves to another queue only when it is
+//! idle (rocvirtual.cpp `ReleaseHwQueue` needs `IsQueueIdle`), so all its
+//! earlier packets were processed before its later ones were written.
+//!
+//! Counting must be exact, so this needs a window whose calls all began and
+//! ended while it was open (every packet its calls wrote was processed by
+//! its calls, and the other way round), every record delivered, and no
+//! record whose writer might be unknown.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use crate::calls::{CallIndex, Produces};
 use crate::evidence::Observation;
@@ -124,13 +134,14 @@ fn assign(
     records: &mut [usize],
 ) -> Option<Vec<(u32, Option<NodeId>)>> {
     let producers = index.producers.get(&key)?;
-    let queue = observations[records[0]].queue_id;
     if records
         .iter()
-        .any(|&i| observations[i].queue_id != queue || observations[i].dispatch_id.is_none())
+        .any(|&i| observations[i].dispatch_id.is_none())
     {
         return None;
     }
+    let queue = observations[records[0]].queue_id;
+    let one_queue = records.iter().all(|&i| observations[i].queue_id == queue);
     // Every producing entry, grouped by call.
     let mut per_call: HashMap<u32, Vec<Option<NodeId>>> = HashMap::new();
     for &(call, k) in &producers.entries {
@@ -144,6 +155,25 @@ fn assign(
     if per_call.keys().any(|&c| index.call(c).thread_id != thread)
         || per_call.values().map(Vec::len).sum::<usize>() != records.len()
     {
+        return None;
+    }
+    // Down one stream: eager work on one stream, or one exec launched from one.
+    let lane = |c: u32| {
+        let call = index.call(c);
+        let exec = match &index.produces[c as usize] {
+            Produces::Graph { exec, .. } => Some(Arc::as_ptr(exec)),
+            _ => None,
+        };
+        call.stream.map(|stream| (stream, exec))
+    };
+    // One packet of this kind per call: a graph that runs the kernel at
+    // several nodes may send them down different internal streams.
+    let first_lane = lane(*per_call.keys().next()?);
+    let one_lane = first_lane.is_some()
+        && per_call
+            .iter()
+            .all(|(&c, nodes)| nodes.len() == 1 && lane(c) == first_lane);
+    if !one_queue && !one_lane {
         return None;
     }
     let mut calls: Vec<u32> = per_call.keys().copied().collect();

@@ -724,6 +724,8 @@ impl Sim {
                 thread_id: t as u64 + 1,
                 enter_ns: self.now,
                 exit_ns: u64::MAX,
+                // One stream per thread, on the thread's queue.
+                stream: Some(t as u64 + 1),
                 work,
             },
             t,

@@ -56,9 +56,12 @@ pub enum KeyProof {
     /// Every call that could have written the packet produces this one node
     /// of this exec (rule 2).
     OnlyPossibleNode,
-    /// One thread's packets of this kind on one queue, matched in order
-    /// (rule 5).
+    /// One thread's records of this kind on one queue, matched to its calls
+    /// in dispatch order (rule 5).
     QueueOrder,
+    /// One thread's records of this kind from calls on one stream, matched
+    /// to its calls in start order (rule 5).
+    StreamOrder,
     /// Nodes running the same kernel told apart by their dependencies
     /// (rule 4).
     DependencyOrder,
@@ -69,9 +72,12 @@ pub enum KeyProof {
 pub enum LinkProof {
     /// Only one call could have written the packet (rule 3).
     OnlyPossibleCall,
-    /// One thread's packets of this kind on one queue, matched in order
+    /// One thread's records of this kind on one queue, in dispatch order
     /// (rule 5).
     QueueOrder,
+    /// One thread's records of this kind from calls on one stream, in start
+    /// order (rule 5).
+    StreamOrder,
 }
 
 /// Why a key or a link was withheld.

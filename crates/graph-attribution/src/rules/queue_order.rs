@@ -1,28 +1,31 @@
-//! Rule 5: one thread's packets of one kind, matched in order.
+//! Rule 5: one thread's records of one kind, matched to its calls in order.
 //!
 //! When every call in the window that produces records of some kind (one
 //! kernel with one launch shape, or the runtime's blit kernels) is on one
-//! thread, the records in dispatch-id order are that thread's packets in the
-//! order it wrote them, provided they all went through one queue at a time:
-//! a thread claims its slots call after call (HIP writes a call's packets
-//! inside the call), a graph launch writes a chain of nodes in dependency
-//! order, ROCr processes a queue in slot order, and the SDK takes dispatch
-//! ids in processing order. "One queue at a time" holds when every record
-//! ran on one queue, or when every producer sends its one packet of that
-//! kind down one stream: eager calls on one stream, or launches of one exec
-//! from one stream (the exec's node always goes down the same internal stream:
-//! hip_graph_internal.cpp `UpdateStreams` reassigns streams only when the
-//! launch stream changes). A stream moves to another queue only when it is
-//! idle (rocvirtual.cpp `ReleaseHwQueue` needs `IsQueueIdle`), so all its
-//! earlier packets were processed before its later ones were written.
+//! thread, the thread's calls produced them in call order, and one of two
+//! orders on the records says which is which:
 //!
-//! Counting must be exact, so this needs a window whose calls all began and
-//! ended while it was open (every packet its calls wrote was processed by
-//! its calls, and the other way round), every record delivered, and no
-//! record whose writer might be unknown.
+//! - **Slot order**, when every such record ran on one hardware queue: a
+//!   thread claims its slots call after call (HIP writes a call's packets
+//!   inside the call), a graph launch writes its nodes in a topological
+//!   order, ROCr processes a queue in slot order, and the SDK takes dispatch
+//!   ids in processing order. So dispatch-id order is call order.
+//! - **Stream order**, when every producer names one stream: work on a
+//!   stream runs in the order it was enqueued, a graph launch after
+//!   everything before it on the stream and before everything after (HIP's
+//!   stream semantics), and a graph's nodes after the nodes they depend on.
+//!   So start-time order is call order, whatever queues the stream's
+//!   internal streams used.
+//!
+//! Within one launch, several nodes running the kernel are told apart only
+//! when their dependencies order them (a chain); otherwise the records are
+//! linked to the launch but keep no key. Counting must be exact, so this
+//! needs a window whose calls all began and ended while it was open (every
+//! packet its calls wrote was processed by its calls, and the other way
+//! round), every record delivered, and no record whose writer might be
+//! unknown.
 
 use std::collections::HashMap;
-use std::sync::Arc;
 
 use crate::calls::{CallIndex, Produces};
 use crate::evidence::Observation;
@@ -87,7 +90,7 @@ pub(crate) fn apply(
         {
             continue;
         }
-        let Some(assignment) = assign(index, key, observations, &mut records) else {
+        let Some((assignment, proof)) = assign(index, key, observations, &mut records) else {
             continue;
         };
         for (i, (call, node)) in records.into_iter().zip(assignment) {
@@ -95,7 +98,7 @@ pub(crate) fn apply(
             if open_link(&links[i]) {
                 links[i] = LinkVerdict::Linked {
                     correlation_id: call_ref.correlation_id,
-                    proof: LinkProof::QueueOrder,
+                    proof,
                 };
             }
             let proven = match (&index.produces[call as usize], node) {
@@ -132,16 +135,8 @@ fn assign(
     key: MatchKey,
     observations: &[Observation],
     records: &mut [usize],
-) -> Option<Vec<(u32, Option<NodeId>)>> {
+) -> Option<(Vec<(u32, Option<NodeId>)>, LinkProof)> {
     let producers = index.producers.get(&key)?;
-    if records
-        .iter()
-        .any(|&i| observations[i].dispatch_id.is_none())
-    {
-        return None;
-    }
-    let queue = observations[records[0]].queue_id;
-    let one_queue = records.iter().all(|&i| observations[i].queue_id == queue);
     // Every producing entry, grouped by call.
     let mut per_call: HashMap<u32, Vec<Option<NodeId>>> = HashMap::new();
     for &(call, k) in &producers.entries {
@@ -151,31 +146,34 @@ fn assign(
         }
         per_call.entry(call).or_default().push(produced.node);
     }
-    let thread = index.call(*per_call.keys().next()?).thread_id;
+    let first = *per_call.keys().next()?;
+    let thread = index.call(first).thread_id;
     if per_call.keys().any(|&c| index.call(c).thread_id != thread)
         || per_call.values().map(Vec::len).sum::<usize>() != records.len()
     {
         return None;
     }
-    // Down one stream: eager work on one stream, or one exec launched from one.
-    let lane = |c: u32| {
-        let call = index.call(c);
-        let exec = match &index.produces[c as usize] {
-            Produces::Graph { exec, .. } => Some(Arc::as_ptr(exec)),
-            _ => None,
-        };
-        call.stream.map(|stream| (stream, exec))
-    };
-    // One packet of this kind per call: a graph that runs the kernel at
-    // several nodes may send them down different internal streams.
-    let first_lane = lane(*per_call.keys().next()?);
-    let one_lane = first_lane.is_some()
-        && per_call
-            .iter()
-            .all(|(&c, nodes)| nodes.len() == 1 && lane(c) == first_lane);
-    if !one_queue && !one_lane {
+    let queue = observations[records[0]].queue_id;
+    let slot_order = records
+        .iter()
+        .all(|&i| observations[i].queue_id == queue && observations[i].dispatch_id.is_some());
+    let stream = index.call(first).stream;
+    let stream_order = stream.is_some() && per_call.keys().all(|&c| index.call(c).stream == stream);
+    let proof = if slot_order {
+        records.sort_unstable_by_key(|&i| observations[i].dispatch_id);
+        LinkProof::QueueOrder
+    } else if stream_order {
+        records.sort_unstable_by_key(|&i| observations[i].start_ns);
+        if records
+            .windows(2)
+            .any(|w| observations[w[0]].start_ns == observations[w[1]].start_ns)
+        {
+            return None;
+        }
+        LinkProof::StreamOrder
+    } else {
         return None;
-    }
+    };
     let mut calls: Vec<u32> = per_call.keys().copied().collect();
     calls.sort_unstable_by_key(|&c| (index.call(c).enter_ns, c));
     let mut order = Vec::with_capacity(records.len());
@@ -195,6 +193,5 @@ fn assign(
                 .map(|n| (call, if chain { n } else { None })),
         );
     }
-    records.sort_unstable_by_key(|&i| observations[i].dispatch_id);
-    Some(order)
+    Some((order, proof))
 }

@@ -20,8 +20,10 @@
 //! rung as one batch.
 //!
 //! On the GPU a queue runs its packets in slot order without overlap, a node
-//! starts after every node it waits for has ended, and no two records start
-//! at the same time.
+//! starts after every node it waits for has ended, work on a thread's stream
+//! starts after the stream's earlier work has ended (a launch's side queues
+//! and copy-engine roots wait for it, and a launch joins everything it ran
+//! elsewhere back to the stream), and no two records start at the same time.
 //!
 //! Every step advances one clock by `STEP`, so host timestamps are distinct;
 //! window edges are cut between steps.
@@ -316,6 +318,9 @@ struct ThreadState {
     queue: u64,
     ops: VecDeque<Op>,
     current: Option<InCall>,
+    /// The GPU item the thread's stream's next work waits for (stream
+    /// semantics: work on a stream runs in the order it was enqueued).
+    stream_last: Option<usize>,
 }
 
 #[derive(Default)]
@@ -401,6 +406,7 @@ impl Sim {
                     queue: t.queue,
                     ops: t.ops.into(),
                     current: None,
+                    stream_last: None,
                 })
                 .collect(),
             queues: HashMap::new(),
@@ -657,22 +663,24 @@ impl Sim {
             graph: None,
         };
         let mut steps = VecDeque::new();
+        let after: Vec<usize> = self.threads[t].stream_last.into_iter().collect();
+        let gpu_before = self.gpu.len();
         let work = match op {
             Op::Getter => CallWork::NoDevice,
             Op::Marker => {
-                let gpu = self.item(Vec::new());
+                let gpu = self.item(after.clone());
                 self.batch(&mut steps, queue, vec![Packet { record: None, gpu }]);
                 CallWork::Barrier
             }
             Op::Kernel(k) => {
-                let gpu = self.item(Vec::new());
+                let gpu = self.item(after.clone());
                 let observed = Observed::Kernel(shape(k, &self.kernels));
                 let record = Some((observed, eager));
                 self.batch(&mut steps, queue, vec![Packet { record, gpu }]);
                 CallWork::Kernel(k)
             }
             Op::Memset | Op::CopyD2D => {
-                let gpu = self.item(Vec::new());
+                let gpu = self.item(after.clone());
                 let record = Some((Observed::Blit, eager));
                 self.batch(&mut steps, queue, vec![Packet { record, gpu }]);
                 CallWork::Output(Output::Blit)
@@ -683,7 +691,7 @@ impl Sim {
                 bytes,
                 sdma,
             } => {
-                let gpu = self.item(Vec::new());
+                let gpu = self.item(after.clone());
                 if sdma {
                     steps.push_back(Micro::Sdma(Observed::Copy { direction, bytes }, eager, gpu));
                 } else {
@@ -700,7 +708,9 @@ impl Sim {
                 sdma_nodes,
                 breaks,
                 no_id,
-            } => self.launch(&mut steps, queue, corr, exec, sdma_nodes, breaks, no_id),
+            } => self.launch(
+                &mut steps, queue, corr, exec, sdma_nodes, breaks, no_id, &after,
+            ),
             Op::Update { exec, graph, plan } => {
                 let handle = self.execs[exec].handle;
                 self.structure
@@ -717,6 +727,10 @@ impl Sim {
                 CallWork::NoDevice
             }
         };
+        // The stream's next work waits for this op's last GPU item.
+        if self.gpu.len() > gpu_before {
+            self.threads[t].stream_last = Some(self.gpu.len() - 1);
+        }
         steps.push_back(Micro::Exit);
         self.calls.push((
             Call {
@@ -756,6 +770,7 @@ impl Sim {
         sdma_nodes: u64,
         breaks: u64,
         no_id: bool,
+        after: &[usize],
     ) -> CallWork {
         let contents: Arc<ExecContents> = self.structure.exec_contents(self.execs[exec].handle);
         let state = &self.execs[exec];
@@ -776,15 +791,20 @@ impl Sim {
             .collect();
         side.sort_unstable();
         side.dedup();
+        // A launch runs after the stream's earlier work: the side queues'
+        // fork barriers, and copy-engine roots, wait for it.
         for &q in &side {
-            let gpu = self.item(Vec::new());
+            let gpu = self.item(after.to_vec());
             issues.push(Issue::Packet(q, Packet { record: None, gpu }));
         }
         // The GPU item that ends each node, and where it ran (None: copy engine).
         let mut ends: Vec<Option<(usize, Option<u64>)>> = vec![None; graph.nodes.len()];
         for &n in &plan.order {
             let node = &graph.nodes[n];
-            let deps: Vec<usize> = node.deps.iter().map(|&d| ends[d].unwrap().0).collect();
+            let mut deps: Vec<usize> = node.deps.iter().map(|&d| ends[d].unwrap().0).collect();
+            if node.deps.is_empty() {
+                deps.extend_from_slice(after);
+            }
             let truth = Truth {
                 call: corr,
                 graph: Some(GraphTruth {
@@ -832,7 +852,9 @@ impl Sim {
             ));
             ends[n] = Some((gpu, Some(q)));
         }
-        if !side.is_empty() {
+        // Everything that ran off the launch queue joins back to it before the
+        // stream's next work (the final marker).
+        if ends.iter().flatten().any(|(_, q)| *q != Some(launch_queue)) {
             let joined: Vec<usize> = ends
                 .iter()
                 .flatten()

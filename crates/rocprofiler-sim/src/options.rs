@@ -1,4 +1,5 @@
 //! Options of one workload run (the `options_json` of `rocsim_run_workload`).
+use crate::model::{RocmParams, SubmissionModel};
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -8,16 +9,23 @@ pub struct RunOptions {
     pub source_name: Option<String>,
     /// HW queues per device; overrides GPU_MAX_HW_QUEUES and the workload.
     pub hw_queues: Option<u32>,
+    /// Overrides the workload's `submission_model`.
+    pub submission_model: Option<SubmissionModel>,
+    /// Overrides the `rocm` model's parameters (and their environment
+    /// variables, and the workload's `rocm` object).
+    pub rocm: RocmParams,
     /// Compute timestamps without waiting for them: completions are delivered
     /// as soon as they are submitted (for million-dispatch benchmarks).
     pub virtual_time: bool,
-    /// Seed of the submission jitter (each thread derives its own stream).
+    /// Seed of the submission jitter (each thread derives its own stream)
+    /// and of the `rocm` model's record delivery lag.
     pub seed: u64,
-    /// Upper bound of the random busy-wait a writer spends per packet while it
-    /// holds a HW queue, and a launcher between queuing and trying the lock.
-    /// It makes contention happen on a 2-core machine; 0 disables it.
+    /// Upper bound of the random busy-wait a thread spends writing each
+    /// packet (and, under `ideal`, between queuing and trying the queue
+    /// lock). It makes contention happen on a 2-core machine; 0 disables it.
     pub jitter_ns: u64,
-    /// Keep per-dispatch ground truth (turn off for huge benchmarks).
+    /// Keep per-dispatch and per-call ground truth (turn off for huge
+    /// benchmarks).
     pub record_truth: bool,
 }
 
@@ -26,6 +34,8 @@ impl Default for RunOptions {
         RunOptions {
             source_name: None,
             hw_queues: None,
+            submission_model: None,
+            rocm: RocmParams::default(),
             virtual_time: false,
             seed: 0x5eed,
             jitter_ns: 2_000,

@@ -1,6 +1,9 @@
 //! Ground truth: what really happened in a run, for tests and validation
 //! only. The tool never sees it (it is not reachable through any SDK entry
-//! point); hosts read it with `rocsim_ground_truth_json`.
+//! point); hosts read it with `rocsim_ground_truth_json` after waiting for
+//! the run's work to complete (device work may be processed and timed after
+//! the run's threads finished).
+use crate::workload::Direction;
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
@@ -14,18 +17,25 @@ pub struct GroundTruth {
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct RunTruth {
     pub source: String,
+    /// "rocm" or "ideal".
+    pub submission_model: String,
     pub hw_queues_per_device: u32,
     pub devices: u32,
     /// GPU agent ids (handle values), by device index.
     pub agents: Vec<u64>,
-    /// Kernel dispatches and copies, in write order.
+    /// One per device record the SDK produced (kernels, blit kernels
+    /// included, and copies), in processing order.
     pub ops: Vec<OpTruth>,
     /// One per hipGraphLaunch.
     pub launches: Vec<LaunchTruth>,
     /// hipGraphInstantiate / hipGraphExecUpdate / hipGraphExecDestroy events.
     pub exec_events: Vec<ExecEvent>,
+    /// One per HIP API call, in the order the calls returned.
+    pub calls: Vec<CallTruth>,
     /// Thread ids of the workload's threads, by index.
     pub threads: Vec<u64>,
+    /// The thread that built shared execs and destroyed graphs at the end.
+    pub setup_thread: u64,
     /// API calls made (each took one internal correlation id).
     pub api_calls: u64,
 }
@@ -37,45 +47,67 @@ pub enum OpKind {
     Memcpy,
 }
 
-/// One kernel dispatch or memory copy.
+/// One kernel dispatch (blit kernels included) or SDMA memory copy.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct OpTruth {
     pub kind: OpKind,
-    /// `dispatch_info.dispatch_id` of a kernel record (copies get one too, not
-    /// shown on their record).
+    /// A rocclr blit kernel (`__amd_rocclr_*`) doing a memset or copy.
+    pub blit: bool,
+    /// `dispatch_info.dispatch_id` of a kernel record; 0 for copies.
     pub dispatch_id: u64,
-    /// `correlation_id.internal` on the record: the API call in progress on
-    /// the thread that WROTE the packet.
+    /// A unique id per copy; 0 for kernels.
+    pub copy_id: u64,
+    /// `correlation_id.internal` on the record: the call in progress on the
+    /// thread that processed the packet (or a correlation id the SDK made).
     pub record_correlation_id: u64,
-    /// The exec instance: correlation id of the hipGraphLaunch (or of the
-    /// eager hipLaunchKernel / hipMemcpyAsync) that produced this op.
+    /// The thread that processed it (where the external-correlation request
+    /// fired); the record's `thread_id`.
+    pub processing_thread: u64,
+    /// The HIP call that produced it (hipGraphLaunch, hipLaunchKernel,
+    /// hipMemsetAsync, hipMemcpyAsync).
     pub launch_correlation_id: u64,
+    /// The thread that made that call.
+    pub launching_thread: u64,
     /// hipGraphExec_t value; 0 for eager work.
     pub exec_handle: u64,
     /// The SDK's graph_exec_id of that exec; 0 for eager work.
     pub graph_exec_id: u64,
+    /// Successful hipGraphExecUpdate calls on the exec before this launch.
+    pub exec_epoch: u32,
     /// The graph whose nodes the exec ran at launch time (after updates).
     pub graph: Option<String>,
     /// Node index in CREATION order; None for eager work.
     pub node_index: Option<u32>,
-    /// Position of the packet within its launch (submission order).
-    pub ordinal: u32,
+    /// Position among its launch's kernel and copy packets in the order the
+    /// launching thread enqueued them (barriers excluded); 0 for eager work.
+    pub submission_ordinal: u32,
     pub kernel_name: Option<String>,
     pub kernel_id: u64,
+    /// Kernels: the record's `grid_size` (work-items per dimension) and
+    /// `workgroup_size`; zero for copies.
+    pub grid: [u32; 3],
+    pub block: [u32; 3],
     pub bytes: u64,
-    /// Thread that called the launching API.
-    pub launching_thread: u64,
-    /// Thread that wrote the packet (and on which the external-correlation
-    /// request fired).
-    pub writing_thread: u64,
+    pub direction: Option<Direction>,
     pub device: u32,
     pub agent_id: u64,
+    /// Index of the HW queue on its device (creation order); 0 for copies.
     pub queue_index: u32,
+    /// The record's queue id; 0 for SDMA copies.
     pub queue_id: u64,
+    /// The stream of the launching call.
     pub stream_id: u64,
-    pub submit_ns: u64,
+    /// The stream the packet was submitted on: the launching call's, or one
+    /// of the exec's internal parallel streams (numbered from 1 << 32).
+    pub exec_stream_id: u64,
+    /// When the packet was published (copies: issued).
+    pub publish_ns: u64,
+    /// When it was processed (intercepted by the SDK).
+    pub process_ns: u64,
     pub start_ns: u64,
     pub end_ns: u64,
+    /// Processed on ROCr's async thread (queue overflow).
+    pub async_processed: bool,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -84,10 +116,16 @@ pub struct LaunchTruth {
     pub thread: u64,
     pub exec_handle: u64,
     pub graph_exec_id: u64,
+    pub exec_epoch: u32,
     pub graph: String,
+    /// Kernel and copy packets the launch produced (barriers excluded).
     pub packets: u32,
+    /// Kernels (blit kernels included) the launch really dispatched.
     pub kernel_dispatch_count: u64,
+    /// What the SDK's HIP_GRAPH record says (0 before SDK 1.3).
+    pub record_kernel_dispatch_count: u64,
     pub stream_id: u64,
+    /// The launch stream's HW queue when the launch began.
     pub queue_id: u64,
 }
 
@@ -100,4 +138,19 @@ pub struct ExecEvent {
     pub exec_handle: u64,
     pub graph_exec_id: u64,
     pub graph: Option<String>,
+}
+
+/// One HIP API call.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct CallTruth {
+    pub correlation_id: u64,
+    pub thread: u64,
+    /// `rocprofiler_hip_runtime_api_id_t`.
+    pub operation: i32,
+    pub name: String,
+    pub stream_id: Option<u64>,
+    pub enter_ns: u64,
+    pub exit_ns: u64,
+    /// The innermost push_marker name active on the thread at the call.
+    pub marker: Option<String>,
 }

@@ -12,11 +12,11 @@
 //!   exec unchanged.
 //! - hipGraphExecDestroy frees the handle for the next instantiate.
 use super::calls::HipCall;
+use super::context::Ctx;
 use super::handles::{
     alloc_exec_handle, alloc_graph_handle, free_exec_handle, free_graph_handle, new_exec_id,
     new_node_handle,
 };
-use super::Ctx;
 use crate::sdk::graph_trace::graph_event;
 use crate::sdk::kernels::host_stub;
 use crate::sdk::os::{lock, tid};
@@ -43,13 +43,14 @@ fn dim(v: [u32; 3]) -> sys::rocprofiler_dim3_t {
     }
 }
 
-/// A graph built through the HIP graph API.
-pub(crate) struct Built {
-    pub handle: u64,
+/// The handle of graph `gi`, built through the HIP graph API by the first
+/// thread that needs it (others wait until it is built).
+pub(crate) fn built(ctx: &Ctx, gi: usize) -> u64 {
+    *ctx.built[gi].get_or_init(|| build(ctx, gi))
 }
 
-/// hipGraphCreate and one hipGraphAdd*Node per node.
-pub(crate) fn build(ctx: &Ctx, gi: usize) -> Built {
+/// hipGraphCreate and one hipGraphAdd*Node per node; returns the graph.
+fn build(ctx: &Ctx, gi: usize) -> u64 {
     let graph = &ctx.w.graphs[gi];
     let mut out: sys::hipGraph_t = std::ptr::null_mut();
     let p_out: *mut sys::hipGraph_t = &mut out;
@@ -135,17 +136,17 @@ pub(crate) fn build(ctx: &Ctx, gi: usize) -> Built {
         call.exit(sys::HIP_SUCCESS);
         nodes.push(node_handle);
     }
-    Built { handle }
+    handle
 }
 
 /// hipGraphDestroy; the handle may be handed out again.
-pub(crate) fn destroy_graph(ctx: &Ctx, b: &Built) {
+pub(crate) fn destroy_graph(ctx: &Ctx, handle: u64) {
     let mut args = sys::rocprofiler_hip_api_args_t::default();
     args.hipGraphDestroy = sys::hip_graph_destroy_args {
-        graph: b.handle as sys::hipGraph_t,
+        graph: handle as sys::hipGraph_t,
     };
     let call = HipCall::enter(&ctx.shared, api::hipGraphDestroy, args, None);
-    free_graph_handle(b.handle);
+    free_graph_handle(handle);
     call.exit(sys::HIP_SUCCESS);
 }
 
@@ -163,7 +164,7 @@ pub(crate) struct Exec<E> {
 
 /// hipGraphInstantiate of built graph `gi`; `model` runs inside the call.
 pub(crate) fn instantiate<E>(ctx: &Ctx, gi: usize, model: impl FnOnce() -> E) -> Exec<E> {
-    let graph = ctx.built(gi).handle;
+    let graph = built(ctx, gi);
     let mut out: sys::hipGraphExec_t = std::ptr::null_mut();
     let p_out: *mut sys::hipGraphExec_t = &mut out;
     let mut args = sys::rocprofiler_hip_api_args_t::default();
@@ -222,7 +223,7 @@ fn same_topology(w: &Workload, a: usize, b: usize) -> bool {
 
 /// hipGraphExecUpdate of `e` to built graph `gi`.
 pub(crate) fn update<E>(ctx: &Ctx, e: &mut Exec<E>, gi: usize) {
-    let graph = ctx.built(gi).handle;
+    let graph = built(ctx, gi);
     let mut error_node: sys::hipGraphNode_t = std::ptr::null_mut();
     let mut result: i32 = -1;
     let p_result: *mut i32 = &mut result;

@@ -15,13 +15,14 @@
 //!   queue like kernels; memsets as blit kernels.
 //! - The HIP_GRAPH record carries the launch stream's queue and the
 //!   launch's true kernel count.
+use super::context::Ctx;
 use super::graphs::Exec;
 use super::handles::new_copy_id;
+use super::plan;
 use super::record::{Processed, RunShared};
 use super::rng::Rng;
 use super::submission::{Eager, Launched, Submission};
 use super::work::{self, copy_agents, copy_operation, DeviceOp, OpWork, Origin, FILL_KERNEL};
-use super::{plan, Ctx};
 use crate::sdk::agents::agent_handle;
 use crate::sdk::buffer::Rec;
 use crate::sdk::completion::expect;

@@ -2,10 +2,10 @@
 //! to, and how a graph launch's and an eager call's packets get written,
 //! processed and timed. The HIP API side (calls, graphs, execs, truth of
 //! calls) is the same under both models.
+use super::context::Ctx;
 use super::graphs::Exec;
 use super::rng::Rng;
 use super::work::{OpWork, Origin};
-use super::Ctx;
 use crate::sdk::trace::StreamRef;
 use crate::workload::Memcpy;
 use std::sync::Arc;

@@ -106,13 +106,15 @@ impl HwQueue {
         r.slots[i] = Some(p);
     }
 
-    /// Processed commands still in flight, after dropping completed ones.
-    fn in_flight_now(&self) -> usize {
+    /// Processed commands still in flight, after dropping completed ones
+    /// (and adding `cmd`, just processed, if given).
+    fn in_flight_now(&self, cmd: Option<Arc<Cmd>>) -> usize {
         let now = now_ns();
         let mut f = lock(&self.in_flight);
         while f.front().is_some_and(|c| c.completed(now)) {
             f.pop_front();
         }
+        f.extend(cmd);
         f.len()
     }
 
@@ -120,7 +122,7 @@ impl HwQueue {
     /// read index, as the queue-load metric and batch sizing read it).
     pub fn depth(&self) -> u64 {
         let claimed = lock(&self.ring).slots.len();
-        (claimed + self.in_flight_now()) as u64
+        (claimed + self.in_flight_now(None)) as u64
     }
 
     /// When the oldest in-flight command ends, if known.
@@ -140,7 +142,7 @@ impl HwQueue {
         match head {
             None => Waiting::Nothing,
             Some((limit, virtual_time)) => {
-                if virtual_time || (self.in_flight_now() as u64) < limit {
+                if virtual_time || (self.in_flight_now(None) as u64) < limit {
                     Waiting::Ready
                 } else {
                     Waiting::Full
@@ -168,7 +170,7 @@ impl HwQueue {
             };
             let (limit, virtual_time) = head;
             // Virtual time: work completes as soon as it is processed.
-            if !virtual_time && self.in_flight_now() as u64 >= limit {
+            if !virtual_time && self.in_flight_now(None) as u64 >= limit {
                 wait_for_space(self.clone());
                 break;
             }
@@ -196,7 +198,7 @@ impl HwQueue {
         on_async: bool,
     ) {
         let process_ns = now_ns();
-        lock(&self.in_flight).push_back(p.cmd.clone());
+        self.in_flight_now(Some(p.cmd.clone()));
         match last.replace(p.cmd.clone()) {
             Some(prev) => p.cmd.after(&prev),
             None => p.cmd.input(0),

@@ -26,11 +26,11 @@ use super::engine::{copy_engine, copy_node_captured, Engine};
 use super::gpu::Cmd;
 use super::stream::{Stream, Submit, Writer};
 use super::RocmExec;
+use crate::runtime::context::Ctx;
 use crate::runtime::plan::SegmentPlan;
 use crate::runtime::rng::Rng;
 use crate::runtime::submission::Launched;
 use crate::runtime::work::{self, DeviceOp, OpWork, Origin, COPY_KERNEL, FILL_KERNEL};
-use crate::runtime::Ctx;
 use crate::workload::{Graph, NodeWork};
 use std::sync::Arc;
 

@@ -4,13 +4,13 @@
 //! processing on the ringing thread (`hwqueue`), ROCr's async thread
 //! (`overflow`), GPU timing (`gpu`), copy engines (`engine`), graph
 //! launches (`launch`); the exec's parallel streams are below.
+use super::context::Ctx;
 use super::graphs::Exec;
 use super::handles::new_internal_stream_id;
 use super::plan::{kahn_fifo, segments, SegmentPlan};
 use super::rng::Rng;
 use super::submission::{Eager, Launched, Submission};
 use super::work::{self, DeviceOp, Origin, COPY_KERNEL, FILL_KERNEL};
-use super::Ctx;
 use crate::sdk::os::lock;
 use crate::sdk::trace::StreamRef;
 use engine::{copy_engine, Engine};

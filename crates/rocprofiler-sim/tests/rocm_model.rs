@@ -2,7 +2,7 @@
 //! the ground truth and in what the tool received.
 mod common;
 use common::*;
-use rocprofiler_sim::model::SubmissionModel;
+use rocprofiler_sim::model::{RocmParams, SubmissionModel};
 use rocprofiler_sim::options::RunOptions;
 use rocprofiler_sim::truth::{OpKind, OpTruth, RunTruth};
 use rocprofiler_sim::workload::Workload;
@@ -70,6 +70,38 @@ fn a_branchy_launch_runs_on_several_hw_queues() {
         }
         let ordinals: HashSet<u32> = ops.iter().map(|o| o.submission_ordinal).collect();
         assert_eq!(ordinals, (0..6).collect());
+    }
+    check_engines_in_order(&t);
+}
+
+#[test]
+fn without_segment_scheduling_a_launch_stays_on_its_stream() {
+    let _s = serial();
+    let opts = RunOptions {
+        rocm: RocmParams {
+            segment_scheduling: Some(0),
+            ..Default::default()
+        },
+        ..rocm(1)
+    };
+    let (t, _) = env().run("topology-fanout4.json", opts);
+    let mut by_launch: HashMap<u64, Vec<&OpTruth>> = HashMap::new();
+    for o in &t.ops {
+        assert_eq!(o.exec_stream_id, o.stream_id);
+        by_launch
+            .entry(o.launch_correlation_id)
+            .or_default()
+            .push(o);
+    }
+    for ops in by_launch.values_mut() {
+        assert_eq!(
+            ops.iter().map(|o| o.queue_id).collect::<HashSet<_>>().len(),
+            1
+        );
+        // Kahn FIFO: root, the four branches in creation order, the join.
+        ops.sort_by_key(|o| o.submission_ordinal);
+        let nodes: Vec<u32> = ops.iter().map(|o| o.node_index.unwrap()).collect();
+        assert_eq!(nodes, [0, 1, 2, 3, 4, 5]);
     }
     check_engines_in_order(&t);
 }

@@ -2,9 +2,10 @@
 //! hip_graph_internal.cpp, CLR-SEG 004f1770: `GraphExec::Run`,
 //! `UpdateStreams`, `EnqueueSegmentedGraph`, `EnqueueSegment`).
 //!
-//! - `UpdateStreams`: streams[0] is the launch stream, then the exec's
-//!   parallel streams whose HW queue differs from the launch stream's (and
-//!   from each other's), then the ones that collide.
+//! - `UpdateStreams` (run when the launch stream differs from the exec's
+//!   last one): streams[0] is the launch stream, then the exec's parallel
+//!   streams whose HW queue differs from the launch stream's (and from each
+//!   other's), then the ones that collide.
 //! - Levels in order; at each level a snapshot of every stream's last
 //!   command; the segment at position idx of the level runs on
 //!   streams[idx % n] (so the first segment of every level runs on the
@@ -16,7 +17,11 @@
 //!   read do not show the segmented path's, and a launch must not overtake
 //!   earlier work on its stream.
 //! - Within a segment, runs of captured nodes go out through
-//!   dispatchAqlPacketBatch; other nodes through the command path.
+//!   dispatchAqlPacketBatch; other nodes through the command path. Without
+//!   segment scheduling nothing is captured (`GraphCaptureEnabled` needs
+//!   it): every node goes through the command path, on the launch stream, in
+//!   Kahn FIFO order (the classic scheduler's parallel streams are not
+//!   modelled; the spec accepts this fallback).
 //! - At the end, a marker on the launch stream waits for the last command
 //!   of every other stream that had work, then the trailing marker whose
 //!   callback releases the exec (a barrier packet here).
@@ -31,6 +36,7 @@ use crate::runtime::plan::SegmentPlan;
 use crate::runtime::rng::Rng;
 use crate::runtime::submission::Launched;
 use crate::runtime::work::{self, DeviceOp, OpWork, Origin, COPY_KERNEL, FILL_KERNEL};
+use crate::sdk::os::lock;
 use crate::workload::{Graph, NodeWork};
 use std::sync::Arc;
 
@@ -44,6 +50,8 @@ enum NodeOut {
 
 struct Builder<'a> {
     ctx: &'a Ctx<'a>,
+    /// Segment scheduling on: captured nodes go out in batches.
+    capture: bool,
     graph: &'a Graph,
     origin: Arc<Origin>,
     ordinal: u32,
@@ -71,14 +79,22 @@ impl Builder<'_> {
 
     fn node(&mut self, ni: usize, s: &Stream) -> NodeOut {
         let (kernels, durations) = (&self.ctx.kernels, &self.ctx.w.durations);
+        let capture = self.capture;
+        let captured = move |op| {
+            if capture {
+                NodeOut::Captured(op)
+            } else {
+                NodeOut::Command(op)
+            }
+        };
         match self.graph.nodes[ni].work() {
             NodeWork::Kernel { name, grid, block } => {
                 let w = work::kernel(kernels, durations, name, grid, block);
-                NodeOut::Captured(self.op(ni, s, w))
+                captured(self.op(ni, s, w))
             }
             NodeWork::Memset(m) => {
                 let w = work::blit(kernels, durations, FILL_KERNEL, m.bytes, None);
-                NodeOut::Captured(self.op(ni, s, w))
+                captured(self.op(ni, s, w))
             }
             NodeWork::Memcpy(m) => match copy_engine(m.direction, m.bytes) {
                 Engine::Host => NodeOut::Host,
@@ -90,7 +106,7 @@ impl Builder<'_> {
                     let w = work::blit(kernels, durations, COPY_KERNEL, m.bytes, Some(m.direction));
                     let op = self.op(ni, s, w);
                     if copy_node_captured(m.direction) {
-                        NodeOut::Captured(op)
+                        captured(op)
                     } else {
                         NodeOut::Command(op)
                     }
@@ -132,22 +148,31 @@ impl Builder<'_> {
 }
 
 /// `UpdateStreams`: the launch stream, then parallel streams on queues of
-/// their own, then the rest.
+/// their own, then the rest; kept while the exec is launched on the same
+/// stream.
 fn launch_streams<'a>(launch: &'a Stream, exec: &'a RocmExec) -> Vec<&'a Stream> {
-    let mut used = vec![launch.queue_id()];
-    let (mut own, mut collided) = (Vec::new(), Vec::new());
-    for p in &exec.parallel {
-        let q = p.queue_id();
-        if used.contains(&q) {
-            collided.push(p.as_ref());
-        } else {
-            used.push(q);
-            own.push(p.as_ref());
+    let mut last = lock(&exec.order);
+    let order = match &*last {
+        Some((stream, order)) if *stream == launch.id => order.clone(),
+        _ => {
+            let mut used = vec![launch.queue_id()];
+            let (mut own, mut collided) = (Vec::new(), Vec::new());
+            for (i, p) in exec.parallel.iter().enumerate() {
+                let q = p.queue_id();
+                if used.contains(&q) {
+                    collided.push(i);
+                } else {
+                    used.push(q);
+                    own.push(i);
+                }
+            }
+            own.extend(collided);
+            *last = Some((launch.id, own.clone()));
+            own
         }
-    }
+    };
     let mut streams = vec![launch];
-    streams.extend(own);
-    streams.extend(collided);
+    streams.extend(order.iter().map(|&i| exec.parallel[i].as_ref()));
     streams
 }
 
@@ -165,6 +190,7 @@ pub(crate) fn launch(
     let plan: &SegmentPlan = &exec.plan;
     let mut b = Builder {
         ctx,
+        capture: ctx.rocm.segment_scheduling != 0,
         graph,
         origin,
         ordinal: 0,

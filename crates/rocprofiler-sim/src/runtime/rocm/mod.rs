@@ -39,10 +39,12 @@ pub(crate) struct UserStream {
     s: Arc<Stream>,
 }
 
-/// What an exec holds: its launch plan and its parallel streams.
+/// What an exec holds: its launch plan, its parallel streams, and their
+/// order for its last launch stream (`UpdateStreams`).
 pub(crate) struct RocmExec {
     plan: Arc<SegmentPlan>,
     parallel: Vec<Arc<Stream>>,
+    order: Mutex<Option<(u64, Vec<usize>)>>,
 }
 
 impl Rocm {
@@ -141,7 +143,11 @@ impl Submission for Rocm {
             used.push(s.queue_id());
             parallel.push(s);
         }
-        RocmExec { plan, parallel }
+        RocmExec {
+            plan,
+            parallel,
+            order: Mutex::new(None),
+        }
     }
 
     fn destroy_exec(&self, e: RocmExec) {

@@ -5,7 +5,9 @@
 //! created for it; after that the least loaded queue is shared, by
 //! `GetLoadMetric` = (queue depth << 4) + refCount (DEBUG_HIP_DYNAMIC_QUEUES
 //! >= 1; with 0, the lowest refCount), excluded queues last, ties to the
-//! lowest queue id (the pool is ordered by id). The dedicated-queue penalty
+//! lowest queue id (the pool is ordered by id; the pipe-distribution tie
+//! break, `id % num_pipes`, is left out: the sources read give no pipe
+//! count). The dedicated-queue penalty
 //! (+2048) applies to no queue here: the workload format has no op on the
 //! null stream, so the simulator never creates it.
 //!

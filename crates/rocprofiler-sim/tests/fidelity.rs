@@ -22,11 +22,14 @@ struct Naive {
     past_node_count: usize,
 }
 
+/// (exec id, ordinal) -> the true (graph_exec_id, node) it was given to.
+type Keys = HashMap<(u64, u64), HashSet<(u64, Option<u32>)>>;
+
 fn naive(t: &RunTruth, v: &Value) -> Naive {
     let requests: HashMap<u64, Vec<u64>> =
         rows(v, "requests").into_iter().map(|r| (r[0], r)).collect();
     let truth: HashMap<u64, _> = t.ops.iter().map(|o| (o.dispatch_id, o)).collect();
-    let mut keys: HashMap<(u64, u64), HashSet<(u64, Option<u32>)>> = HashMap::new();
+    let mut keys = Keys::new();
     let mut past = 0;
     for d in rows(v, "dispatches") {
         let r = &requests[&d[2]];

@@ -51,9 +51,11 @@ struct Queue {
     submit: Mutex<u64>,
 }
 
+type Queues = Mutex<HashMap<(u32, u32), Arc<Queue>>>;
+
 /// The process's queue `index` of device `device`, created on first use.
 fn queue(device: u32, index: u32) -> Arc<Queue> {
-    static QUEUES: OnceLock<Mutex<HashMap<(u32, u32), Arc<Queue>>>> = OnceLock::new();
+    static QUEUES: OnceLock<Queues> = OnceLock::new();
     let mut queues = lock(QUEUES.get_or_init(|| Mutex::new(HashMap::new())));
     queues
         .entry((device, index))

@@ -144,8 +144,8 @@ pub(crate) fn segments(graph: &Graph) -> SegmentPlan {
         visited: vec![false; n],
         paths: Vec::new(),
     };
-    for root in 0..n {
-        if indegree[root] == 0 && !finder.visited[root] {
+    for (root, &d) in indegree.iter().enumerate() {
+        if d == 0 && !finder.visited[root] {
             finder.walk(root);
         }
     }

@@ -1,4 +1,5 @@
-//! Firing callbacks and producing records, as the SDK's tracing layer does.
+//! Callback tracing of HIP API calls and streams, as the SDK's tracing layer
+//! does (the selection and firing other callback kinds share).
 //!
 //! - HIP API calls (hip/hip.cpp wrappers): a process-monotonic internal
 //!   correlation id per call; ENTER and EXIT go to the contexts that were

@@ -2,14 +2,14 @@
 //! DEV-NEW 01280b9d: `acquireQueue`, `getQueueFromPool`): every stream
 //! (user streams and each exec's parallel streams) takes a queue from its
 //! device's normal-priority pool. Below GPU_MAX_HW_QUEUES a new queue is
-//! created for it; after that the least loaded queue is shared, by
-//! `GetLoadMetric` = (queue depth << 4) + refCount (DEBUG_HIP_DYNAMIC_QUEUES
-//! >= 1; with 0, the lowest refCount), excluded queues last, ties to the
-//! lowest queue id (the pool is ordered by id; the pipe-distribution tie
-//! break, `id % num_pipes`, is left out: the sources read give no pipe
-//! count). The dedicated-queue penalty
-//! (+2048) applies to no queue here: the workload format has no op on the
-//! null stream, so the simulator never creates it.
+//! created for it; after that the least loaded queue is shared. The load is
+//! `GetLoadMetric` = (queue depth << 4) + refCount when
+//! DEBUG_HIP_DYNAMIC_QUEUES is 1 or 2, the refCount alone when it is 0;
+//! excluded queues come last; ties go to the lowest queue id (the pool is
+//! ordered by id). Left out: the pipe-distribution tie break
+//! (`id % num_pipes`; the sources read give no pipe count) and the
+//! dedicated-queue penalty (+2048; the workload format has no op on the
+//! null stream, so the simulator never creates it).
 //!
 //! Pools belong to the process: queues, and the work queued on them,
 //! persist across runs. A run with another GPU_MAX_HW_QUEUES stands for a

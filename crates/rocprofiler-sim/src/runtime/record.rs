@@ -34,9 +34,12 @@ pub(crate) struct Processed {
 }
 
 impl RunShared {
-    /// When the record of an op that ended at `end` is delivered: the
-    /// signal handler thread writes it up to `delivery_lag_ns` later
-    /// (uniform from the run's seed and `key`); at once under virtual time.
+    /// When the record of an op that ended at `end` is delivered: ROCr's
+    /// async signal handler reads the timestamps and writes the record after
+    /// the completion signal fires (SDK-1.0 hsa/queue.cpp
+    /// `AsyncSignalHandler`), up to tens of ms later as measured: here up to
+    /// `delivery_lag_ns`, uniform from the run's seed and `key`; at once
+    /// under virtual time.
     fn deliver_ns(&self, end: u64, key: u64) -> u64 {
         if self.virtual_time || self.delivery_lag_ns == 0 {
             return end;

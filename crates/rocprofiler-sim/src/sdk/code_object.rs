@@ -1,4 +1,5 @@
-//! CODE_OBJECT callbacks (code_object.cpp): when a code object loads, each
+//! CODE_OBJECT callbacks (rocprofiler-sdk code_object.cpp, SDK-1.0; the
+//! payloads as callback_tracing.h lines 248-266 declare them): when a code object loads, each
 //! kernel's DEVICE_KERNEL_SYMBOL_REGISTER (kernel id -> name, descriptor
 //! address), and for kernels a program launches through a host stub the
 //! HOST_KERNEL_SYMBOL_REGISTER (`hip_register_function` wraps

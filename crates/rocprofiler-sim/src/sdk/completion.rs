@@ -1,5 +1,6 @@
-//! Completion of device work (hsa/queue.cpp AsyncSignalHandler,
-//! kernel_dispatch/tracing.cpp dispatch_complete): a record is written into
+//! Completion of device work (rocprofiler-sdk SDK-1.0: hsa/queue.cpp
+//! `AsyncSignalHandler`, kernel_dispatch/tracing.cpp `dispatch_complete`):
+//! a record is written into
 //! the buffers captured when its packet was intercepted, at the time the
 //! signal handler gets to it. One thread plays ROCr's async signal handler:
 //! it delivers completions in the order of their delivery times.

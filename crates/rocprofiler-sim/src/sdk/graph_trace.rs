@@ -1,5 +1,8 @@
-//! HIP_GRAPH tracing (SDK 1.3+, hip/graph.cpp): EXEC_CREATE / EXEC_DESTROY
-//! with phase NONE, EXEC_LAUNCH ENTER/EXIT around hipGraphLaunch, and one
+//! HIP_GRAPH tracing (SDK 1.3+; rocprofiler-sdk hip/graph.cpp, GRAPH-SDK
+//! 3d3121e0: `wrap_instantiate`, `wrap_launch`, `emit_graph_launch_record`;
+//! the count in hsa/queue.cpp `WriteInterceptor`, SDK-NEW 00327028):
+//! EXEC_CREATE / EXEC_DESTROY with phase NONE, EXEC_LAUNCH ENTER/EXIT
+//! around hipGraphLaunch, and one
 //! buffer record per successful launch, written synchronously when the
 //! launch returns. `wrap_launch` pushes a launch state on the SDK's own
 //! thread-local launch stack; WriteInterceptor counts every dispatch packet

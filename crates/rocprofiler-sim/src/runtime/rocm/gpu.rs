@@ -2,8 +2,11 @@
 //! an SDMA copy) starts when all it waits for is known and done:
 //! start = max(processing time, previous end on its queue or copy engine,
 //! the ends of the commands it waits for), end = start + duration. The
-//! packet processor runs a queue in order (HIP sets the barrier bit); a
-//! barrier-AND packet waits for the commands it names, on any queue.
+//! packet processor runs a queue in order (HIP sets the barrier bit on its
+//! packets); a barrier-AND packet waits for the commands it names, on any
+//! queue (rocvirtual.cpp `dispatchBlockingWait` and `amd::Marker` wait
+//! lists, RV-MID; CLR-SEG `EnqueueSegmentedGraph`); SDMA copies run in
+//! order on their engine (rocblit.cpp `DmaBlitManager`, CLR-2024).
 //!
 //! A command may be waited for before it is processed (its slot is blocked
 //! behind another thread's unwritten one), so times are resolved when the

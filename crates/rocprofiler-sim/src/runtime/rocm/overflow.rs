@@ -1,7 +1,7 @@
-//! ROCr's async-events thread as the intercept queue uses it
-//! (intercept_queue.cpp `HandleAsyncDoorbell`, runtime.cpp
-//! `SetAsyncSignalHandler`: ONE thread per process): it processes a full
-//! queue's waiting packets once completions free space.
+//! ROCr's async-events thread as the intercept queue uses it (ROCR-2025
+//! d8cba83d: intercept_queue.cpp `HandleAsyncDoorbell`; runtime.cpp
+//! `SetAsyncSignalHandler` / `AsyncEventsLoop`: ONE thread per process): it
+//! processes a full queue's waiting packets once completions free space.
 use super::hwqueue::{HwQueue, Waiting};
 use crate::sdk::os::{lock, now_ns};
 use std::sync::{Arc, Condvar, Mutex, OnceLock};

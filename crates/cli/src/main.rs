@@ -426,16 +426,15 @@ fn validate_command(
     if let Some(asked) = args.model.submission_model {
         let asked = SubmissionModel::from(asked);
         // A simulator that predates the field ran the ideal model only.
-        let ran = truth.runs[0]
-            .submission_model
-            .unwrap_or(SubmissionModel::Ideal);
-        if ran != asked {
-            let name = |m: SubmissionModel| format!("{m:?}").to_lowercase();
+        let ran = match truth.runs[0].submission_model.as_str() {
+            "" => "ideal",
+            other => other,
+        };
+        if ran != asked.name() {
             return Err(format!(
-                "asked for --submission-model {}, but the simulator ran {}: \
+                "asked for --submission-model {}, but the simulator ran {ran}: \
                  nothing to validate under the model asked for",
-                name(asked),
-                name(ran)
+                asked.name()
             ));
         }
     }

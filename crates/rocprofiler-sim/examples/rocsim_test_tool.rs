@@ -25,8 +25,12 @@ struct Log {
     copies: Vec<[u64; 7]>,
     /// [corr, seq]
     retirements: Vec<[u64; 2]>,
-    /// [corr, thread, graph_exec_id, kernel_dispatch_count]
-    graph_records: Vec<[u64; 4]>,
+    /// [corr, thread, graph_exec_id, kernel_dispatch_count, queue_id]
+    graph_records: Vec<[u64; 5]>,
+    /// Arguments of some HIP calls at EXIT, as
+    /// rocprofiler_iterate_callback_tracing_kind_operation_args reports
+    /// them: (operation, number, indirection, type, name, value, derefs).
+    args: Vec<(i32, u32, i32, String, String, String, i32)>,
     api_records: u64,
     /// [seq, thread, corr, kind, op, graph_exec_id (0 = none), ordinal]
     requests: Vec<[u64; 7]>,
@@ -34,6 +38,8 @@ struct Log {
     /// HIP_RUNTIME_API: a = first arg, b = retval; HIP_STREAM: a = stream id, b = value.
     callbacks: Vec<[u64; 7]>,
     kernel_names: HashMap<u64, String>,
+    /// kernel id -> host stub (HOST_KERNEL_SYMBOL_REGISTER).
+    host_functions: HashMap<u64, u64>,
     max_drop_count: u64,
     buffer_callbacks: u64,
     finalized: bool,
@@ -48,6 +54,7 @@ struct Tool {
     stopped: AtomicBool,
     slow_us: u64,
     version: u32,
+    iterate_args: Option<sys::rocprofiler_iterate_callback_tracing_kind_operation_args_fn>,
 }
 
 static TOOL: OnceLock<Tool> = OnceLock::new();
@@ -68,6 +75,49 @@ fn env_u64(name: &str, default: u64) -> u64 {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(default)
+}
+
+unsafe extern "C" fn arg_cb(
+    _kind: sys::rocprofiler_callback_tracing_kind_t,
+    operation: sys::rocprofiler_tracing_operation_t,
+    number: u32,
+    _addr: *const c_void,
+    indirection: i32,
+    ty: *const c_char,
+    name: *const c_char,
+    value: *const c_char,
+    derefs: i32,
+    _data: *mut c_void,
+) -> i32 {
+    // SAFETY: the SDK passes NUL-terminated strings valid for the call.
+    let text = |p| unsafe { sys::c_str_lossy(p) }.unwrap_or_default();
+    if let Some(mut l) = log() {
+        l.args.push((
+            operation,
+            number,
+            indirection,
+            text(ty),
+            text(name),
+            text(value),
+            derefs,
+        ));
+    }
+    0
+}
+
+/// Calls whose arguments the tool logs at EXIT.
+fn logs_args(op: i32) -> bool {
+    use sys::hip_runtime_api_id as id;
+    [
+        id::hipLaunchKernel,
+        id::hipMemsetAsync,
+        id::hipMemcpyAsync,
+        id::hipGraphAddKernelNode,
+        id::hipGraphAddMemsetNode,
+        id::hipGraphInstantiate,
+        id::hipStreamCreate,
+    ]
+    .contains(&op)
 }
 
 unsafe extern "C" fn callback(
@@ -112,6 +162,14 @@ unsafe extern "C" fn callback(
                 }
                 b = p.retval.hipError_t_retval as u32 as u64;
             }
+            if record.phase == sys::rocprofiler_callback_phase_t::EXIT
+                && logs_args(record.operation)
+            {
+                if let Some(iterate) = TOOL.get().and_then(|t| t.iterate_args) {
+                    // SAFETY: the record this callback received, still live.
+                    unsafe { iterate(record, Some(arg_cb), 1, std::ptr::null_mut()) };
+                }
+            }
         }
         K::HIP_STREAM => {
             // SAFETY: HIP_STREAM payloads are rocprofiler_callback_tracing_hip_stream_data_t.
@@ -138,6 +196,22 @@ unsafe extern "C" fn callback(
                 if let Some(mut l) = log() {
                     l.kernel_names.insert(p.kernel_id, name);
                 }
+            }
+        }
+        K::CODE_OBJECT
+            if record.operation
+                == sys::rocprofiler_code_object_operation_t::HOST_KERNEL_SYMBOL_REGISTER.0
+                    as i32 =>
+        {
+            // SAFETY: the host-symbol payload type for this operation.
+            let p = unsafe {
+                &*(record.payload
+                    as *const sys::rocprofiler_callback_tracing_code_object_host_kernel_symbol_register_data_t)
+            };
+            a = p.kernel_id;
+            b = p.host_function.value();
+            if let Some(mut l) = log() {
+                l.host_functions.insert(a, b);
             }
         }
         _ => {}
@@ -267,12 +341,33 @@ unsafe extern "C" fn buffer_cb(
                     r.thread_id,
                     r.graph_exec_id.handle,
                     r.kernel_dispatch_count,
+                    r.queue_id.handle,
                 ]);
             }
             K::HIP_RUNTIME_API => l.api_records += 1,
             _ => {}
         }
     }
+}
+
+/// The SDK's argument iterator, looked up in the process (the rocprofiler-sys
+/// resolver does not carry it).
+fn resolve_iterate_args() -> Option<sys::rocprofiler_iterate_callback_tracing_kind_operation_args_fn>
+{
+    // SAFETY: dlsym of a NUL-terminated name in the global scope.
+    let f = unsafe {
+        libc::dlsym(
+            libc::RTLD_DEFAULT,
+            c"rocprofiler_iterate_callback_tracing_kind_operation_args".as_ptr(),
+        )
+    };
+    // SAFETY: a non-null address of that entry point, which has this type.
+    (!f.is_null()).then(|| unsafe {
+        std::mem::transmute::<
+            *mut c_void,
+            sys::rocprofiler_iterate_callback_tracing_kind_operation_args_fn,
+        >(f)
+    })
 }
 
 unsafe extern "C" fn initialize(
@@ -416,6 +511,7 @@ unsafe extern "C" fn initialize(
             stopped: AtomicBool::new(false),
             slow_us: env_u64("ROCSIM_TOOL_SLOW_CALLBACK_US", 0),
             version,
+            iterate_args: resolve_iterate_args(),
         });
     }
     0
@@ -464,14 +560,16 @@ pub extern "C" fn rocsim_test_tool_stop() -> u32 {
     unsafe { (t.sdk.stop_context)(t.ctx) }.0
 }
 
-/// Forgets everything logged so far (not the kernel names).
+/// Forgets everything logged so far (not the kernel symbols).
 #[no_mangle]
 pub extern "C" fn rocsim_test_tool_clear() {
     if let Some(mut l) = log() {
         let names = std::mem::take(&mut l.kernel_names);
+        let hosts = std::mem::take(&mut l.host_functions);
         let probes = std::mem::take(&mut l.probes);
         *l = Log {
             kernel_names: names,
+            host_functions: hosts,
             probes,
             ..Default::default()
         };
@@ -491,10 +589,12 @@ pub extern "C" fn rocsim_test_tool_results_json() -> *mut c_char {
             "copies": l.copies,
             "retirements": l.retirements,
             "graph_records": l.graph_records,
+            "args": l.args,
             "api_records": l.api_records,
             "requests": l.requests,
             "callbacks": l.callbacks,
             "kernel_names": l.kernel_names.iter().map(|(k, v)| (k.to_string(), v.clone())).collect::<HashMap<_, _>>(),
+            "host_functions": l.host_functions.iter().map(|(k, v)| (k.to_string(), *v)).collect::<HashMap<_, _>>(),
             "max_drop_count": l.max_drop_count,
             "buffer_callbacks": l.buffer_callbacks,
             "finalized": l.finalized,

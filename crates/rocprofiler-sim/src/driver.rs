@@ -14,14 +14,16 @@
 //! process was initialized differently (SDK version or device count); -3
 //! finalized; -4 timeout; -5 internal error (a panic, caught).
 use crate::options::RunOptions;
-use crate::sdk::state::{lock, sdk, Agents};
+use crate::runtime::RunShared;
+use crate::sdk::agents::agents_for_run;
+use crate::sdk::os::{lock, tid};
+use crate::sdk::registration::{self, fini_status, init_status, version};
 use crate::truth::GroundTruth;
 use crate::workload::{SdkVersion, Workload};
-use rocprofiler_sys as sys;
 use std::ffi::{c_char, c_int, c_void, CStr, CString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::Ordering;
-use std::sync::{Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 
 pub const ROCSIM_OK: c_int = 0;
 pub const ROCSIM_BAD_INPUT: c_int = -1;
@@ -30,9 +32,10 @@ pub const ROCSIM_FINALIZED: c_int = -3;
 pub const ROCSIM_TIMEOUT: c_int = -4;
 pub const ROCSIM_INTERNAL: c_int = -5;
 
-fn truth() -> &'static Mutex<GroundTruth> {
-    static T: OnceLock<Mutex<GroundTruth>> = OnceLock::new();
-    T.get_or_init(|| Mutex::new(GroundTruth::default()))
+/// Every run so far; a run's record keeps filling while its work completes.
+fn runs() -> &'static Mutex<Vec<Arc<RunShared>>> {
+    static T: OnceLock<Mutex<Vec<Arc<RunShared>>>> = OnceLock::new();
+    T.get_or_init(|| Mutex::new(Vec::new()))
 }
 
 fn run_lock() -> &'static Mutex<()> {
@@ -47,20 +50,13 @@ fn marker_hook() -> &'static Mutex<Option<(MarkerHook, usize)>> {
     H.get_or_init(|| Mutex::new(None))
 }
 
-/// Called by the runtime for push_marker (1) / pop_marker (2) ops.
-pub(crate) fn call_marker_hook(phase: c_int, name: &str) {
+/// Calls the host's hook for push_marker (1) / pop_marker (2) ops.
+fn call_marker_hook(phase: i32, name: &str) {
     let hook = *lock(marker_hook());
     if let Some((f, data)) = hook {
         let c = CString::new(name.replace('\0', "?")).unwrap_or_default();
         // SAFETY: the host's hook with a NUL-terminated name valid for the call.
-        unsafe {
-            f(
-                phase,
-                c.as_ptr(),
-                crate::sdk::state::tid(),
-                data as *mut c_void,
-            )
-        };
+        unsafe { f(phase, c.as_ptr(), tid(), data as *mut c_void) };
     }
 }
 
@@ -73,62 +69,17 @@ fn set_error(error_out: *mut *mut c_char, msg: &str) {
     unsafe { *error_out = c.into_raw() };
 }
 
-/// The agents the SDK reports: a CPU agent (node 0) and one GPU per device.
-fn make_agents(devices: u32) -> Agents {
-    let leak = |s: String| -> *const c_char { CString::new(s).unwrap_or_default().into_raw() };
-    let mut list = Vec::new();
-    for node in 0..=devices {
-        let gpu = node > 0;
-        // SAFETY: rocprofiler_agent_v0_t is plain data (integers and pointers);
-        // all-zero is a valid value that the fields below complete.
-        let mut a: sys::rocprofiler_agent_v0_t = unsafe { std::mem::zeroed() };
-        a.size = std::mem::size_of::<sys::rocprofiler_agent_v0_t>() as u64;
-        a.id = sys::rocprofiler_agent_id_t {
-            handle: crate::runtime::agent_handle(node),
-        };
-        a.type_ = if gpu {
-            sys::rocprofiler_agent_type_t::GPU
-        } else {
-            sys::rocprofiler_agent_type_t::CPU
-        };
-        a.node_id = node;
-        a.logical_node_id = node as i32;
-        a.logical_node_type_id = if gpu { node as i32 - 1 } else { 0 };
-        a.wave_front_size = if gpu { 64 } else { 0 };
-        a.cu_count = if gpu { 304 } else { 0 };
-        a.simd_per_cu = if gpu { 4 } else { 0 };
-        a.cpu_cores_count = if gpu { 0 } else { 16 };
-        a.gfx_target_version = if gpu { 90402 } else { 0 };
-        a.vendor_id = 0x1002;
-        a.device_id = if gpu { 0x74a1 } else { 0 };
-        a.location_id = node * 0x100;
-        a.name = leak(if gpu {
-            "gfx942".into()
-        } else {
-            "rocsim-cpu".into()
-        });
-        a.vendor_name = leak("AMD".into());
-        a.product_name = leak(if gpu {
-            format!("rocprofiler-sim GPU {}", node - 1)
-        } else {
-            "rocprofiler-sim CPU".into()
-        });
-        a.model_name = leak(if gpu { "sim".into() } else { String::new() });
-        list.push(a);
-    }
-    Agents { list }
-}
-
 /// First use of the runtime: fix the SDK version and agents, find tools.
-fn ensure_initialized(w: &Workload) -> Result<(), (c_int, String)> {
-    let s = sdk();
-    if s.fini_status.load(Ordering::Acquire) != 0 {
+/// Returns the GPU agents' handles by device.
+fn ensure_initialized(w: &Workload) -> Result<Vec<u64>, (c_int, String)> {
+    let r = registration::registration();
+    if fini_status() != 0 {
         return Err((ROCSIM_FINALIZED, "the simulator was shut down".into()));
     }
-    if s.init_status.load(Ordering::Acquire) == 0 {
-        s.version.store(w.sdk_version.encoded(), Ordering::Release);
+    if init_status() == 0 {
+        r.version.store(w.sdk_version.encoded(), Ordering::Release);
     }
-    let have = SdkVersion::from_encoded(s.version());
+    let have = SdkVersion::from_encoded(version());
     if have != w.sdk_version {
         return Err((
             ROCSIM_MISMATCH,
@@ -138,28 +89,12 @@ fn ensure_initialized(w: &Workload) -> Result<(), (c_int, String)> {
             ),
         ));
     }
-    // A process has a fixed set of agents: ROCSIM_DEVICES (default 4) GPUs,
-    // or more if the first workload needs them.
-    let agents = s.agents.get_or_init(|| {
-        let n = std::env::var("ROCSIM_DEVICES")
-            .ok()
-            .and_then(|v| v.parse::<u32>().ok())
-            .unwrap_or(4)
-            .clamp(1, 64);
-        make_agents(n.max(w.devices))
-    });
-    if agents.list.len() < w.devices as usize + 1 {
-        return Err((
-            ROCSIM_MISMATCH,
-            format!(
-                "this process was initialized with {} device(s); the workload asks for {}",
-                agents.list.len() - 1,
-                w.devices
-            ),
-        ));
-    }
-    s.initialize(None);
-    Ok(())
+    let agents = agents_for_run(w.devices).map_err(|e| (ROCSIM_MISMATCH, e))?;
+    registration::initialize(None);
+    Ok(agents.list[1..=w.devices as usize]
+        .iter()
+        .map(|a| a.id.handle)
+        .collect())
 }
 
 fn run_text(text: &str, options_json: *const c_char) -> Result<(), (c_int, String)> {
@@ -186,13 +121,12 @@ fn run_text(text: &str, options_json: *const c_char) -> Result<(), (c_int, Strin
         .unwrap_or_else(|| "<inline workload>".into());
     let w = Workload::parse(text, &name).map_err(|e| (ROCSIM_BAD_INPUT, e.to_string()))?;
     let _g = lock(run_lock());
-    ensure_initialized(&w)?;
+    let agents = ensure_initialized(&w)?;
     let mut opts = opts;
     opts.source_name = Some(name);
-    let rt = crate::runtime::run(&w, &opts);
-    let mut t = lock(truth());
-    t.sdk_version = sdk().version();
-    t.runs.push(rt);
+    let run = crate::runtime::run(&w, &opts, &agents, &call_marker_hook)
+        .map_err(|e| (ROCSIM_BAD_INPUT, e))?;
+    lock(runs()).push(run);
     Ok(())
 }
 
@@ -291,7 +225,7 @@ pub unsafe extern "C" fn rocsim_run_workload_file(
 #[no_mangle]
 pub extern "C" fn rocsim_wait_idle(timeout_ns: u64) -> c_int {
     catch_unwind(|| {
-        if sdk().wait_idle(timeout_ns) {
+        if registration::wait_idle(timeout_ns) {
             ROCSIM_OK
         } else {
             ROCSIM_TIMEOUT
@@ -305,18 +239,33 @@ pub extern "C" fn rocsim_wait_idle(timeout_ns: u64) -> c_int {
 pub extern "C" fn rocsim_shutdown() -> c_int {
     catch_unwind(|| {
         let _g = lock(run_lock());
-        sdk().finalize(30_000_000_000);
+        registration::finalize(30_000_000_000);
         ROCSIM_OK
     })
     .unwrap_or(ROCSIM_INTERNAL)
+}
+
+fn ground_truth() -> GroundTruth {
+    let runs = lock(runs()).clone();
+    GroundTruth {
+        sdk_version: if init_status() != 0 { version() } else { 0 },
+        runs: runs
+            .iter()
+            .map(|r| {
+                let mut t = lock(&r.truth).clone();
+                t.ops
+                    .sort_by_key(|o| (o.process_ns, o.dispatch_id, o.copy_id));
+                t
+            })
+            .collect(),
+    }
 }
 
 /// Every run's ground truth as JSON (free with rocsim_free_string).
 #[no_mangle]
 pub extern "C" fn rocsim_ground_truth_json() -> *mut c_char {
     catch_unwind(|| {
-        let t = lock(truth());
-        let s = serde_json::to_string(&*t).unwrap_or_else(|_| "{}".into());
+        let s = serde_json::to_string(&ground_truth()).unwrap_or_else(|_| "{}".into());
         CString::new(s).unwrap_or_default().into_raw()
     })
     .unwrap_or(std::ptr::null_mut())

@@ -7,14 +7,17 @@
 //! dlopen(RTLD_NOW | RTLD_GLOBAL) ([`host`]); the model and SDK state are
 //! crate-private so no host can run a second, in-process copy by accident.
 //!
-//! Layout: [`workload`] (format, parsing, validation: pure), `runtime`
-//! (devices, queues, streams, graphs, threads, submission), `sdk` (contexts,
-//! services, buffers, completion and delivery threads, tool discovery, the C
-//! entry points), [`driver`] (rocsim_* C ABI), [`host`] (the loader).
+//! Layout: [`workload`] (format, parsing, validation: pure), [`model`] (the
+//! submission model and its parameters), `runtime` (HIP calls, graphs,
+//! execs, threads, and the `ideal` and `rocm` submission models), `sdk`
+//! (registration, contexts, buffers, completion, correlation, tracing, the
+//! C entry points), [`driver`] (rocsim_* C ABI), [`host`] (the loader),
+//! [`truth`] (what really happened).
 #![deny(unsafe_op_in_unsafe_fn)]
 
 pub mod driver;
 pub mod host;
+pub mod model;
 pub mod options;
 pub(crate) mod runtime;
 pub(crate) mod sdk;

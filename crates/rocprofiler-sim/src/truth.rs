@@ -1,11 +1,8 @@
 //! Ground truth: what really happened in a run, for tests and validation
 //! only. The tool never sees it (it is not reachable through any SDK entry
-//! point); hosts read it with `rocsim_ground_truth_json`.
-//!
-//! Every field added for the `rocm` submission model (specs/sim-rocm-model.md,
-//! "Truth") is `#[serde(default)]`, so a truth written by a simulator that
-//! predates it still parses: its `submission_model` is then `None`.
-use crate::options::SubmissionModel;
+//! point); hosts read it with `rocsim_ground_truth_json` after waiting for
+//! the run's work to complete (device work may be processed and timed after
+//! the run's threads finished).
 use crate::workload::Direction;
 use serde::{Deserialize, Serialize};
 
@@ -20,48 +17,27 @@ pub struct GroundTruth {
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct RunTruth {
     pub source: String,
+    /// "rocm" or "ideal".
+    pub submission_model: String,
     pub hw_queues_per_device: u32,
     pub devices: u32,
     /// GPU agent ids (handle values), by device index.
     pub agents: Vec<u64>,
-    /// Kernel dispatches and copies, in write order.
+    /// One per device record the SDK produced (kernels, blit kernels
+    /// included, and copies), in processing order.
     pub ops: Vec<OpTruth>,
     /// One per hipGraphLaunch.
     pub launches: Vec<LaunchTruth>,
     /// hipGraphInstantiate / hipGraphExecUpdate / hipGraphExecDestroy events.
     pub exec_events: Vec<ExecEvent>,
+    /// One per HIP API call, in the order the calls returned.
+    pub calls: Vec<CallTruth>,
     /// Thread ids of the workload's threads, by index.
     pub threads: Vec<u64>,
+    /// The thread that built shared execs and destroyed graphs at the end.
+    pub setup_thread: u64,
     /// API calls made (each took one internal correlation id).
     pub api_calls: u64,
-    /// The submission model the run used. `None`: written by a simulator
-    /// that predates the field, which always ran today's model (`ideal`).
-    #[serde(default)]
-    pub submission_model: Option<SubmissionModel>,
-    /// One per HIP API call the run made, in no particular order.
-    #[serde(default)]
-    pub calls: Vec<CallTruth>,
-}
-
-/// One HIP API call.
-#[derive(Clone, Debug, Default, Serialize, Deserialize)]
-pub struct CallTruth {
-    /// Its internal correlation id.
-    pub correlation_id: u64,
-    /// The thread that made it.
-    pub thread: u64,
-    /// The HIP runtime API operation id.
-    pub operation: u32,
-    /// The HIP runtime API name (e.g. `hipGraphLaunch`).
-    pub name: String,
-    /// The stream it names, if it names one.
-    #[serde(default)]
-    pub stream_id: Option<u64>,
-    pub enter_ns: u64,
-    pub exit_ns: u64,
-    /// The innermost `push_marker` name active on the thread at the call.
-    #[serde(default)]
-    pub marker: Option<String>,
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -72,109 +48,85 @@ pub enum OpKind {
     Memcpy,
 }
 
-/// One device record the SDK produced: a kernel dispatch (blit kernels
-/// included) or a memory copy.
+/// One kernel dispatch (blit kernels included) or SDMA memory copy.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct OpTruth {
     pub kind: OpKind,
-    /// A kernel rocclr launched for a memset or memcpy
-    /// (`__amd_rocclr_fillBufferAligned`, `__amd_rocclr_copyBuffer`).
-    #[serde(default)]
+    /// A rocclr blit kernel (`__amd_rocclr_*`) doing a memset or copy.
     pub blit: bool,
-    /// `dispatch_info.dispatch_id` of a kernel record; 0 for copies. (A
-    /// simulator that predates `copy_id` gave copies one too, never shown on
-    /// their record.)
+    /// `dispatch_info.dispatch_id` of a kernel record; 0 for copies.
     pub dispatch_id: u64,
-    /// A unique id per copy op; 0 for kernels.
-    #[serde(default)]
+    /// A unique id per copy; 0 for kernels.
     pub copy_id: u64,
-    /// `correlation_id.internal` on the record: the API call in progress on
-    /// the thread that PROCESSED the packet.
+    /// `correlation_id.internal` on the record: the call in progress on the
+    /// thread that processed the packet (or a correlation id the SDK made).
     pub record_correlation_id: u64,
-    /// The thread that processed the packet (where the external-correlation
-    /// request fired).
-    #[serde(default)]
+    /// The thread that processed it (where the external-correlation request
+    /// fired); the record's `thread_id`.
     pub processing_thread: u64,
-    /// The HIP call that produced this op (hipGraphLaunch, hipLaunchKernel,
+    /// The HIP call that produced it (hipGraphLaunch, hipLaunchKernel,
     /// hipMemsetAsync, hipMemcpyAsync).
     pub launch_correlation_id: u64,
-    /// Thread that called the launching API.
+    /// The thread that made that call.
     pub launching_thread: u64,
     /// hipGraphExec_t value; 0 for eager work.
     pub exec_handle: u64,
     /// The SDK's graph_exec_id of that exec; 0 for eager work.
     pub graph_exec_id: u64,
     /// Successful hipGraphExecUpdate calls on the exec before this launch.
-    #[serde(default)]
     pub exec_epoch: u32,
     /// The graph whose nodes the exec ran at launch time (after updates).
     pub graph: Option<String>,
     /// Node index in CREATION order; None for eager work.
     pub node_index: Option<u32>,
-    /// Position among the launch's kernel and copy packets in the order the
+    /// Position among its launch's kernel and copy packets in the order the
     /// launching thread enqueued them (barriers excluded); 0 for eager work.
-    #[serde(default)]
     pub submission_ordinal: u32,
     pub kernel_name: Option<String>,
     pub kernel_id: u64,
-    /// Grid (work-items per dimension) and workgroup size, as recorded.
-    #[serde(default)]
+    /// Kernels: the record's `grid_size` (work-items per dimension) and
+    /// `workgroup_size`; zero for copies.
     pub grid: [u32; 3],
-    #[serde(default)]
     pub block: [u32; 3],
     pub bytes: u64,
-    /// Copies (and blit kernels of copies): the direction asked for.
-    #[serde(default)]
     pub direction: Option<Direction>,
     pub device: u32,
     pub agent_id: u64,
+    /// Index of the HW queue on its device (creation order); 0 for copies.
     pub queue_index: u32,
-    /// 0 for SDMA copies.
+    /// The record's queue id; 0 for SDMA copies.
     pub queue_id: u64,
-    /// The launching call's stream.
+    /// The stream of the launching call.
     pub stream_id: u64,
-    /// The stream the packet was submitted on (an exec's internal parallel
-    /// streams included).
-    #[serde(default)]
+    /// The stream the packet was submitted on: the launching call's, or one
+    /// of the exec's internal parallel streams (numbered from 1 << 32).
     pub exec_stream_id: u64,
-    /// When the launching thread published the packet, and when it was
-    /// processed (the SDK's intercept ran).
-    #[serde(default)]
+    /// When the packet was published (copies: issued).
     pub publish_ns: u64,
-    #[serde(default)]
+    /// When it was processed (intercepted by the SDK).
     pub process_ns: u64,
     pub start_ns: u64,
     pub end_ns: u64,
-    /// Processed by ROCr's async thread (queue overflow).
-    #[serde(default)]
+    /// Processed on ROCr's async thread (queue overflow).
     pub async_processed: bool,
-    /// Superseded by `submission_ordinal` (kept while today's simulator
-    /// writes it).
-    #[serde(default)]
-    pub ordinal: u32,
-    /// Superseded by `processing_thread`.
-    #[serde(default)]
-    pub writing_thread: u64,
-    /// Superseded by `publish_ns` / `process_ns`.
-    #[serde(default)]
-    pub submit_ns: u64,
 }
 
-#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct LaunchTruth {
     pub correlation_id: u64,
     pub thread: u64,
     pub exec_handle: u64,
     pub graph_exec_id: u64,
-    /// Successful hipGraphExecUpdate calls on the exec before this launch.
-    #[serde(default)]
     pub exec_epoch: u32,
     pub graph: String,
+    /// Kernel and copy packets the launch produced (barriers excluded).
     pub packets: u32,
-    /// The launch's true kernel count (its own kernel packets), which under
-    /// the `rocm` model need not be the SDK record's count.
+    /// Kernels (blit kernels included) the launch really dispatched.
     pub kernel_dispatch_count: u64,
+    /// What the SDK's HIP_GRAPH record says (0 before SDK 1.3).
+    pub record_kernel_dispatch_count: u64,
     pub stream_id: u64,
+    /// The launch stream's HW queue when the launch began.
     pub queue_id: u64,
 }
 
@@ -187,4 +139,19 @@ pub struct ExecEvent {
     pub exec_handle: u64,
     pub graph_exec_id: u64,
     pub graph: Option<String>,
+}
+
+/// One HIP API call.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct CallTruth {
+    pub correlation_id: u64,
+    pub thread: u64,
+    /// `rocprofiler_hip_runtime_api_id_t`.
+    pub operation: i32,
+    pub name: String,
+    pub stream_id: Option<u64>,
+    pub enter_ns: u64,
+    pub exit_ns: u64,
+    /// The innermost push_marker name active on the thread at the call.
+    pub marker: Option<String>,
 }

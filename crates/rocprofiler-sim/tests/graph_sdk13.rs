@@ -1,6 +1,7 @@
 //! SDK 1.3 in one process: the 32x200 graph, the hazard, the shipped workloads.
 mod common;
 use common::*;
+use rocprofiler_sim::model::SubmissionModel;
 use rocprofiler_sim::options::RunOptions;
 use rocprofiler_sim::truth::RunTruth;
 use std::collections::{HashMap, HashSet};
@@ -9,10 +10,18 @@ const HIP_GRAPH_KIND: u64 = 22;
 const EXEC_LAUNCH: u64 = 3;
 const CODE_OBJECT_KIND: u64 = 10;
 
+/// These tests pin the `ideal` model (today's regression suite).
+fn ideal() -> RunOptions {
+    RunOptions {
+        submission_model: Some(SubmissionModel::Ideal),
+        ..Default::default()
+    }
+}
+
 fn fast() -> RunOptions {
     RunOptions {
         virtual_time: true,
-        ..Default::default()
+        ..ideal()
     }
 }
 
@@ -40,8 +49,11 @@ fn check_requests_on_writer(truth: &RunTruth, v: &serde_json::Value) {
     for d in rows(v, "dispatches") {
         let t = truth_by_id[&d[0]];
         let req = &requests[&d[2]];
-        assert_eq!(req[1], t.writing_thread, "request thread = writing thread");
-        assert_eq!(d[3], t.writing_thread, "record thread = writing thread");
+        assert_eq!(
+            req[1], t.processing_thread,
+            "request thread = writing thread"
+        );
+        assert_eq!(d[3], t.processing_thread, "record thread = writing thread");
         assert_eq!(req[2], t.record_correlation_id);
         assert_eq!(d[1], t.record_correlation_id);
     }
@@ -51,7 +63,7 @@ fn check_requests_on_writer(truth: &RunTruth, v: &serde_json::Value) {
 fn graph_32x200() {
     let _s = serial();
     let e = env();
-    let (truth, v) = e.run("graph-32x200.json", RunOptions::default());
+    let (truth, v) = e.run("graph-32x200.json", ideal());
     assert_eq!(v["sdk_version_seen"], 10300);
     let p = probes(&v);
     assert_eq!(p["callback HIP_GRAPH"], 0, "1.3 accepts HIP_GRAPH");
@@ -123,7 +135,7 @@ fn graph_32x200() {
 fn cross_writes(t: &RunTruth) -> usize {
     t.ops
         .iter()
-        .filter(|o| o.writing_thread != o.launching_thread)
+        .filter(|o| o.processing_thread != o.launching_thread)
         .count()
 }
 
@@ -200,7 +212,7 @@ fn shipped_workloads_run_and_truth_is_consistent() {
         check_timestamps(&rows(&v, "dispatches"));
         // Submission order = creation order for these shapes.
         for o in &truth.ops {
-            assert_eq!(o.ordinal, o.node_index.unwrap(), "{file}");
+            assert_eq!(o.submission_ordinal, o.node_index.unwrap(), "{file}");
         }
         match file {
             "exec-update.json" => {
@@ -251,8 +263,8 @@ fn shipped_workloads_run_and_truth_is_consistent() {
 fn a_later_run_queues_behind_the_earlier_runs_work() {
     let _s = serial();
     let e = env();
-    let (first, _) = e.run("steps-4x50.json", RunOptions::default());
-    let (second, _) = e.run("steps-4x50.json", RunOptions::default());
+    let (first, _) = e.run("steps-4x50.json", ideal());
+    let (second, _) = e.run("steps-4x50.json", ideal());
     let mut first_end: HashMap<u64, u64> = HashMap::new();
     for op in &first.ops {
         let end = first_end.entry(op.queue_id).or_default();

@@ -79,3 +79,68 @@ fn every_shipped_workload_parses() {
     }
     assert!(n >= 13);
 }
+
+#[test]
+fn new_fields_are_checked() {
+    let shared = r#""graphs": [{"name": "g", "nodes": [{"kernel": "a"}]}],
+        "shared_execs": [{"name": "e", "graph": "g"}]"#;
+    let e = err(&format!(
+        r#"{{"sdk_version": "1.3.0", {shared}, "threads": [{{"ops": [{{"update": {{"exec": "e", "graph": "g"}}}}]}}]}}"#
+    ));
+    assert!(
+        e.contains("threads[0].ops[0].update.exec") && e.contains("shared_execs[0]"),
+        "{e}"
+    );
+    let e = err(&format!(
+        r#"{{"sdk_version": "1.3.0", {shared}, "threads": [{{"ops": [{{"destroy": {{"exec": "e"}}}}]}}]}}"#
+    ));
+    assert!(e.contains("threads[0].ops[0].destroy.exec"), "{e}");
+    // A shared exec may be launched, and a thread-local one shadows it.
+    Workload::parse(
+        &format!(
+            r#"{{"sdk_version": "1.3.0", {shared}, "threads": [{{"ops": [{{"create_stream": {{"name": "s"}}}},
+            {{"launch": {{"exec": "e", "stream": "s"}}}}, {{"instantiate": {{"graph": "g", "as": "e"}}}},
+            {{"update": {{"exec": "e", "graph": "g"}}}}]}}]}}"#
+        ),
+        "ok.json",
+    )
+    .unwrap();
+    let e = err(
+        r#"{"sdk_version": "1.3.0", "shared_execs": [{"name": "e", "graph": "nope"}], "threads": [{"ops": []}]}"#,
+    );
+    assert!(e.contains("shared_execs[0].graph"), "{e}");
+    let e = err(
+        r#"{"sdk_version": "1.3.0", "graphs": [{"name": "g", "nodes": [{"memset": {"bytes": 8}, "grid": [1, 1, 1]}]}], "threads": [{"ops": []}]}"#,
+    );
+    assert!(
+        e.contains("graphs[0].nodes[0].grid") && e.contains("kernel node"),
+        "{e}"
+    );
+    let e = err(
+        r#"{"sdk_version": "1.3.0", "graphs": [{"name": "g", "nodes": [{"kernel": "a"}, {"kernel": "b", "deps": [0, 0]}]}], "threads": [{"ops": []}]}"#,
+    );
+    assert!(
+        e.contains("graphs[0].nodes[1].deps[1]") && e.contains("distinct"),
+        "{e}"
+    );
+    let e = err(
+        r#"{"sdk_version": "1.3.0", "threads": [{"ops": [{"create_stream": {"name": "s"}}, {"kernel": {"name": "k", "stream": "s", "block": [0, 1, 1]}}]}]}"#,
+    );
+    assert!(e.contains("threads[0].ops[1].kernel.block"), "{e}");
+    let e = err(
+        r#"{"sdk_version": "1.3.0", "rocm": {"segment_scheduling": 3}, "threads": [{"ops": []}]}"#,
+    );
+    assert!(
+        e.contains("rocm.segment_scheduling") && e.contains("0, 1 or 2"),
+        "{e}"
+    );
+    let e =
+        err(r#"{"sdk_version": "1.3.0", "rocm": {"hw_queue_slot": 3}, "threads": [{"ops": []}]}"#);
+    assert!(e.contains("rocm") && e.contains("hw_queue_slot"), "{e}");
+    let e =
+        err(r#"{"sdk_version": "1.3.0", "submission_model": "fast", "threads": [{"ops": []}]}"#);
+    assert!(
+        e.contains("submission_model") && e.contains("rocm") && e.contains("ideal"),
+        "{e}"
+    );
+}

@@ -16,6 +16,7 @@ pub mod hip_runtime_api_id {
     pub const hipDeviceSynchronize: i32 = 66;
     pub const hipEventRecord: i32 = 81;
     pub const hipExtLaunchKernel: i32 = 84;
+    pub const hipFree: i32 = 90;
     pub const hipGraphAddEmptyNode: i32 = 120;
     pub const hipGraphAddKernelNode: i32 = 124;
     pub const hipGraphAddMemcpyNode1D: i32 = 128;
@@ -29,6 +30,7 @@ pub mod hip_runtime_api_id {
     pub const hipGraphInstantiateWithFlags: i32 = 160;
     pub const hipGraphLaunch: i32 = 166;
     pub const hipLaunchKernel: i32 = 214;
+    pub const hipMalloc: i32 = 215;
     pub const hipMemcpy: i32 = 259;
     pub const hipMemcpyAsync: i32 = 268;
     pub const hipMemset: i32 = 288;
@@ -254,6 +256,29 @@ pub struct hip_module_launch_kernel_args {
     pub extra: *mut *mut c_void,
 }
 
+/// `hipStreamDestroy(hipStream_t stream)` arguments.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct hip_stream_destroy_args {
+    pub stream: hipStream_t,
+}
+
+/// `hipMalloc(void** ptr, size_t size)` arguments.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct hip_malloc_args {
+    pub ptr: *mut *mut c_void,
+    pub size: usize,
+}
+
+/// `hipFree(void* ptr)` arguments.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct hip_free_args {
+    pub ptr: *mut c_void,
+}
+
+/// `hipMemcpy(void* dst, const void* src, size_t sizeBytes, hipMemcpyKind kind)` arguments.
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct hip_memcpy_args {

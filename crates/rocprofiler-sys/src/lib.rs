@@ -20,6 +20,7 @@ mod hip;
 pub mod hip_api_names;
 mod registration;
 mod sdk;
+mod tracing_queries;
 mod types;
 
 pub use agent::*;
@@ -29,6 +30,7 @@ pub use enums::*;
 pub use hip::*;
 pub use registration::*;
 pub use sdk::*;
+pub use tracing_queries::*;
 pub use types::*;
 
 /// Encodes a version the way the SDK does: `10000 * major + 100 * minor + patch`.

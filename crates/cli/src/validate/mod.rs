@@ -19,7 +19,6 @@ mod tests;
 
 use crate::markers::MarkerIds;
 use crate::trace::{GpuCategory, GpuEvent, Trace};
-use rocprofiler_sim::options::SubmissionModel;
 use rocprofiler_sim::truth::{CallTruth, OpKind, OpTruth, RunTruth};
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -205,13 +204,12 @@ impl<'t> Validator<'t> {
             .flat_map(|r| &r.calls)
             .map(|c| (c.correlation_id, c))
             .collect();
-        let legacy = runs.iter().all(|r| r.submission_model.is_none());
+        let legacy = runs.iter().all(|r| r.submission_model.is_empty());
         let mut models: Vec<&str> = runs
             .iter()
-            .map(|r| match r.submission_model {
-                Some(SubmissionModel::Rocm) => "rocm",
-                Some(SubmissionModel::Ideal) => "ideal",
-                None => "ideal (the simulator predates the rocm model)",
+            .map(|r| match r.submission_model.as_str() {
+                "" => "ideal (the simulator predates the rocm model)",
+                other => other,
             })
             .collect();
         models.dedup();

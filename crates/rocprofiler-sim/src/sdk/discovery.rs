@@ -1,7 +1,10 @@
-//! Tool discovery, as registration.cpp does it: libraries named by
-//! ROCP_TOOL_LIBRARIES are dlopened, then every library already loaded in the
-//! process (dl_iterate_phdr) is asked for `rocprofiler_configure`. Each
-//! distinct function address is one tool.
+//! Tool discovery, as registration.cpp `find_clients` does it (SDK-1.0), in
+//! order: libraries named by ROCP_TOOL_LIBRARIES are dlopened and asked for
+//! `rocprofiler_configure`; then the symbol is looked up in the global scope
+//! (`dlsym(RTLD_DEFAULT)`, which also finds one the executable exports, as
+//! the SDK's weak declaration does) and with RTLD_NEXT; if the global scope
+//! had one, every loaded library (the link map, here dl_iterate_phdr) is
+//! asked for its own. Each distinct function address is one tool.
 use std::ffi::{c_int, c_void, CStr, CString};
 
 const SYMBOL: &CStr = c"rocprofiler_configure";
@@ -26,6 +29,15 @@ pub(crate) fn discover() -> Vec<usize> {
             push_symbol(h, &mut found);
         }
     }
+    let global = lookup(libc::RTLD_DEFAULT);
+    for f in [global, lookup(libc::RTLD_NEXT)].into_iter().flatten() {
+        if !found.contains(&f) {
+            found.push(f);
+        }
+    }
+    if global.is_none() {
+        return found;
+    }
     for name in loaded_libraries() {
         let Ok(c) = CString::new(name) else { continue };
         // SAFETY: RTLD_NOLOAD only returns a handle to an already-loaded
@@ -38,11 +50,18 @@ pub(crate) fn discover() -> Vec<usize> {
     found
 }
 
-fn push_symbol(handle: *mut c_void, found: &mut Vec<usize>) {
-    // SAFETY: `handle` is a live dlopen handle; SYMBOL is NUL-terminated.
+fn lookup(handle: *mut c_void) -> Option<usize> {
+    // SAFETY: `handle` is a live dlopen handle or a pseudo-handle
+    // (RTLD_DEFAULT / RTLD_NEXT); SYMBOL is NUL-terminated.
     let addr = unsafe { libc::dlsym(handle, SYMBOL.as_ptr()) } as usize;
-    if addr != 0 && !found.contains(&addr) {
-        found.push(addr);
+    (addr != 0).then_some(addr)
+}
+
+fn push_symbol(handle: *mut c_void, found: &mut Vec<usize>) {
+    if let Some(addr) = lookup(handle) {
+        if !found.contains(&addr) {
+            found.push(addr);
+        }
     }
 }
 

@@ -1,9 +1,22 @@
-//! The SDK's C entry points. Each catches panics (a panic becomes
+//! The SDK's configuration and control entry points: contexts, services,
+//! buffers, agents, clock. Each catches panics (a panic becomes
 //! ROCPROFILER_STATUS_ERROR) and checks its pointers; statuses follow the
-//! real sources cited in state.rs.
-use super::state::*;
+//! real sources: every configure call returns ERROR_CONFIGURATION_LOCKED
+//! outside the tools' initialize (callback_tracing.cpp, buffer.cpp:
+//! `get_init_status() > -1`); a kind <= NONE or past the version's LAST is
+//! ERROR_KIND_NOT_FOUND (context/domain.cpp `add_domain`).
+use super::agents::agents;
+use super::buffer::{buffer, create_buffer, destroy_buffer, flush_and_wait};
+use super::context::{
+    create_context, with_building_ctx, with_ctx, BufService, CbService, ExtService,
+};
+use super::os::{now_ns, tid};
+use super::registration::{
+    buffer_kind_last, callback_kind_last, configuration_open, fini_status, init_status, initialize,
+    version,
+};
 use rocprofiler_sys as sys;
-use std::ffi::{c_char, c_void};
+use std::ffi::c_void;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::Ordering;
 
@@ -15,7 +28,7 @@ pub(crate) fn guard(f: impl FnOnce() -> Status) -> Status {
 }
 
 fn finalized() -> bool {
-    sdk().fini_status.load(Ordering::Acquire) > 0
+    fini_status() > 0
 }
 
 fn ops_slice<'a>(ops: *const i32, n: usize) -> Result<&'a [i32], Status> {
@@ -40,7 +53,7 @@ pub extern "C" fn rocprofiler_get_version(
     patch: *mut u32,
 ) -> Status {
     guard(|| {
-        let v = sdk().version();
+        let v = version();
         // SAFETY: each pointer is written only when non-null.
         unsafe {
             if !major.is_null() {
@@ -64,7 +77,7 @@ pub extern "C" fn rocprofiler_is_initialized(status: *mut i32) -> Status {
             return Status::ERROR_INVALID_ARGUMENT;
         }
         // SAFETY: non-null, the caller's int.
-        unsafe { *status = sdk().init_status.load(Ordering::Acquire) };
+        unsafe { *status = init_status() };
         Status::SUCCESS
     })
 }
@@ -76,7 +89,7 @@ pub extern "C" fn rocprofiler_is_finalized(status: *mut i32) -> Status {
             return Status::ERROR_INVALID_ARGUMENT;
         }
         // SAFETY: non-null, the caller's int.
-        unsafe { *status = sdk().fini_status.load(Ordering::Acquire) };
+        unsafe { *status = fini_status() };
         Status::SUCCESS
     })
 }
@@ -86,14 +99,13 @@ pub extern "C" fn rocprofiler_force_configure(
     configure_func: sys::rocprofiler_configure_func_t,
 ) -> Status {
     guard(|| {
-        let s = sdk();
         if finalized() {
             return Status::ERROR_FINALIZED;
         }
-        if s.init_status.load(Ordering::Acquire) != 0 {
+        if init_status() != 0 {
             return Status::ERROR_CONFIGURATION_LOCKED;
         }
-        s.initialize(Some(configure_func));
+        initialize(Some(configure_func));
         Status::SUCCESS
     })
 }
@@ -106,10 +118,10 @@ pub extern "C" fn rocprofiler_create_context(
         if context_id.is_null() {
             return Status::ERROR_INVALID_ARGUMENT;
         }
-        if !sdk().configuration_open() {
+        if !configuration_open() {
             return Status::ERROR_CONFIGURATION_LOCKED;
         }
-        let h = sdk().create_context();
+        let h = create_context();
         // SAFETY: non-null, the caller's context id.
         unsafe { (*context_id).handle = h };
         Status::SUCCESS
@@ -122,7 +134,7 @@ pub extern "C" fn rocprofiler_start_context(context_id: sys::rocprofiler_context
         if finalized() {
             return Status::ERROR_FINALIZED;
         }
-        match sdk().with_ctx(context_id.handle, |c| {
+        match with_ctx(context_id.handle, |c| {
             c.active.store(true, Ordering::Release)
         }) {
             Some(()) => Status::SUCCESS,
@@ -136,7 +148,7 @@ pub extern "C" fn rocprofiler_stop_context(context_id: sys::rocprofiler_context_
     // Does not wait for work in flight: records of dispatches enqueued while
     // the context was active still arrive (fwd.h, KERNEL_DISPATCH_ENQUEUE).
     guard(|| {
-        match sdk().with_ctx(context_id.handle, |c| {
+        match with_ctx(context_id.handle, |c| {
             c.active.store(false, Ordering::Release)
         }) {
             Some(()) => Status::SUCCESS,
@@ -154,7 +166,7 @@ fn context_query(
         if status.is_null() {
             return Status::ERROR_INVALID_ARGUMENT;
         }
-        let r = sdk().with_ctx(context_id.handle, |c| {
+        let r = with_ctx(context_id.handle, |c| {
             if active {
                 c.active.load(Ordering::Acquire) as i32
             } else {
@@ -197,15 +209,14 @@ pub extern "C" fn rocprofiler_configure_callback_tracing_service(
     callback_args: *mut c_void,
 ) -> Status {
     guard(|| {
-        let s = sdk();
-        if !s.configuration_open() {
+        if !configuration_open() {
             return Status::ERROR_CONFIGURATION_LOCKED;
         }
-        if s.with_ctx(context_id.handle, |_| ()).is_none() {
+        if with_ctx(context_id.handle, |_| ()).is_none() {
             return Status::ERROR_CONTEXT_NOT_FOUND;
         }
         // domain.cpp add_domain: NONE or past LAST (HIP_GRAPH on 1.0) is unknown.
-        if kind.0 == 0 || kind.0 >= s.callback_kind_last() {
+        if kind.0 == 0 || kind.0 >= callback_kind_last() {
             return Status::ERROR_KIND_NOT_FOUND;
         }
         let Some(cb) = callback else {
@@ -215,7 +226,7 @@ pub extern "C" fn rocprofiler_configure_callback_tracing_service(
             Ok(o) => o.to_vec(),
             Err(e) => return e,
         };
-        s.with_building_ctx(context_id.handle, |c| {
+        with_building_ctx(context_id.handle, |c| {
             let slot = &mut c.cb[kind.0 as usize];
             if slot.is_some() {
                 return Status::ERROR_SERVICE_ALREADY_CONFIGURED;
@@ -242,17 +253,16 @@ pub extern "C" fn rocprofiler_create_buffer(
     buffer_id: *mut sys::rocprofiler_buffer_id_t,
 ) -> Status {
     guard(|| {
-        let s = sdk();
-        if !s.configuration_open() {
+        if !configuration_open() {
             return Status::ERROR_CONFIGURATION_LOCKED;
         }
         if buffer_id.is_null() || callback.is_none() || size == 0 || policy.0 >= 3 {
             return Status::ERROR_INVALID_ARGUMENT;
         }
-        if s.with_ctx(context.handle, |_| ()).is_none() {
+        if with_ctx(context.handle, |_| ()).is_none() {
             return Status::ERROR_CONTEXT_NOT_FOUND;
         }
-        let h = s.create_buffer(
+        let h = create_buffer(
             context.handle,
             size,
             watermark,
@@ -272,7 +282,7 @@ pub extern "C" fn rocprofiler_flush_buffer(buffer_id: sys::rocprofiler_buffer_id
         if finalized() {
             return Status::ERROR_FINALIZED;
         }
-        if sdk().buffer(buffer_id.handle).is_none() {
+        if buffer(buffer_id.handle).is_none() {
             return Status::ERROR_BUFFER_NOT_FOUND;
         }
         flush_and_wait(buffer_id.handle);
@@ -283,7 +293,7 @@ pub extern "C" fn rocprofiler_flush_buffer(buffer_id: sys::rocprofiler_buffer_id
 #[no_mangle]
 pub extern "C" fn rocprofiler_destroy_buffer(buffer_id: sys::rocprofiler_buffer_id_t) -> Status {
     guard(|| {
-        if sdk().destroy_buffer(buffer_id.handle) {
+        if destroy_buffer(buffer_id.handle) {
             Status::SUCCESS
         } else {
             Status::ERROR_BUFFER_NOT_FOUND
@@ -300,24 +310,23 @@ pub extern "C" fn rocprofiler_configure_buffer_tracing_service(
     buffer_id: sys::rocprofiler_buffer_id_t,
 ) -> Status {
     guard(|| {
-        let s = sdk();
-        if !s.configuration_open() {
+        if !configuration_open() {
             return Status::ERROR_CONFIGURATION_LOCKED;
         }
-        if s.with_ctx(context_id.handle, |_| ()).is_none() {
+        if with_ctx(context_id.handle, |_| ()).is_none() {
             return Status::ERROR_CONTEXT_NOT_FOUND;
         }
-        if s.buffer(buffer_id.handle).is_none() {
+        if buffer(buffer_id.handle).is_none() {
             return Status::ERROR_BUFFER_NOT_FOUND;
         }
-        if kind.0 == 0 || kind.0 >= s.buffer_kind_last() {
+        if kind.0 == 0 || kind.0 >= buffer_kind_last() {
             return Status::ERROR_KIND_NOT_FOUND;
         }
         let ops = match ops_slice(operations, operations_count) {
             Ok(o) => o.to_vec(),
             Err(e) => return e,
         };
-        s.with_building_ctx(context_id.handle, |c| {
+        with_building_ctx(context_id.handle, |c| {
             let slot = &mut c.buf[kind.0 as usize];
             if slot.is_some() {
                 return Status::ERROR_SERVICE_ALREADY_CONFIGURED;
@@ -341,11 +350,10 @@ pub extern "C" fn rocprofiler_configure_external_correlation_id_request_service(
     callback_args: *mut c_void,
 ) -> Status {
     guard(|| {
-        let s = sdk();
-        if !s.configuration_open() {
+        if !configuration_open() {
             return Status::ERROR_CONFIGURATION_LOCKED;
         }
-        if s.with_ctx(context_id.handle, |_| ()).is_none() {
+        if with_ctx(context_id.handle, |_| ()).is_none() {
             return Status::ERROR_CONTEXT_NOT_FOUND;
         }
         let Some(cb) = callback else {
@@ -368,7 +376,7 @@ pub extern "C" fn rocprofiler_configure_external_correlation_id_request_service(
                 mask |= 1 << k.0;
             }
         }
-        s.with_building_ctx(context_id.handle, |c| {
+        with_building_ctx(context_id.handle, |c| {
             if c.ext.is_some() {
                 return Status::ERROR_SERVICE_ALREADY_CONFIGURED;
             }
@@ -400,10 +408,7 @@ pub extern "C" fn rocprofiler_query_available_agents(
         if agent_size > std::mem::size_of::<sys::rocprofiler_agent_v0_t>() {
             return Status::ERROR_INCOMPATIBLE_ABI;
         }
-        let Some(agents) = sdk().agents.get() else {
-            return Status::ERROR_HSA_NOT_LOADED;
-        };
-        let mut ptrs: Vec<*const c_void> = agents
+        let mut ptrs: Vec<*const c_void> = agents()
             .list
             .iter()
             .map(|a| a as *const _ as *const c_void)
@@ -435,61 +440,6 @@ pub extern "C" fn rocprofiler_get_thread_id(tid_out: *mut sys::rocprofiler_threa
         // SAFETY: non-null, the caller's thread id.
         unsafe { *tid_out = tid() };
         Status::SUCCESS
-    })
-}
-
-fn write_name(
-    name: Option<&'static std::ffi::CStr>,
-    out: *mut *const c_char,
-    len: *mut u64,
-) -> Status {
-    let (p, n) = match name {
-        Some(c) => (c.as_ptr(), c.to_bytes().len() as u64),
-        None => (std::ptr::null(), 0),
-    };
-    // SAFETY: each pointer is written only when non-null.
-    unsafe {
-        if !out.is_null() {
-            *out = p;
-        }
-        if !len.is_null() {
-            *len = n;
-        }
-    }
-    if name.is_some() {
-        Status::SUCCESS
-    } else {
-        Status::ERROR_OPERATION_NOT_FOUND
-    }
-}
-
-#[no_mangle]
-pub extern "C" fn rocprofiler_query_callback_tracing_kind_operation_name(
-    kind: sys::rocprofiler_callback_tracing_kind_t,
-    operation: sys::rocprofiler_tracing_operation_t,
-    name: *mut *const c_char,
-    name_len: *mut u64,
-) -> Status {
-    guard(|| {
-        if kind.0 == 0 || kind.0 >= sdk().callback_kind_last() {
-            return Status::ERROR_KIND_NOT_FOUND;
-        }
-        write_name(super::names::callback_op(kind.0, operation), name, name_len)
-    })
-}
-
-#[no_mangle]
-pub extern "C" fn rocprofiler_query_buffer_tracing_kind_operation_name(
-    kind: sys::rocprofiler_buffer_tracing_kind_t,
-    operation: sys::rocprofiler_tracing_operation_t,
-    name: *mut *const c_char,
-    name_len: *mut u64,
-) -> Status {
-    guard(|| {
-        if kind.0 == 0 || kind.0 >= sdk().buffer_kind_last() {
-            return Status::ERROR_KIND_NOT_FOUND;
-        }
-        write_name(super::names::buffer_op(kind.0, operation), name, name_len)
     })
 }
 

@@ -1,7 +1,20 @@
 //! The simulated rocprofiler-sdk (crate-private: one copy per process, in the
-//! loaded librocprofiler_sim.so).
-pub(crate) mod discovery;
+//! loaded librocprofiler_sim.so). Each module models one part of the SDK
+//! and cites its source file.
+pub(crate) mod agents;
+mod args;
+pub(crate) mod buffer;
+pub(crate) mod code_object;
+pub(crate) mod completion;
+pub(crate) mod context;
+pub(crate) mod correlation;
+mod discovery;
 pub(crate) mod exports;
-pub(crate) mod names;
-pub(crate) mod state;
+pub(crate) mod graph_trace;
+pub(crate) mod intercept;
+pub(crate) mod kernels;
+mod names;
+pub(crate) mod os;
+mod queries;
+pub(crate) mod registration;
 pub(crate) mod trace;

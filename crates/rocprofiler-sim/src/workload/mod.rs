@@ -2,10 +2,13 @@
 //!
 //! Parsing is pure (no simulator state), so hosts and tests may use it
 //! directly. Every error names the file, the path to the offending field and
-//! what was expected.
+//! what was expected (the checks serde cannot express are in `validate`).
+use crate::model::{RocmParams, SubmissionModel};
 use serde::{Deserialize, Serialize};
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashSet};
 use std::fmt;
+
+mod validate;
 
 /// A simulated rocprofiler-sdk version, written `"MAJOR.MINOR.PATCH"`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -111,6 +114,28 @@ pub struct Workload {
     pub start_barrier: bool,
     /// Application threads and their operation lists.
     pub threads: Vec<Thread>,
+    /// How work reaches the simulated GPU; the run option overrides it.
+    #[serde(default)]
+    pub submission_model: SubmissionModel,
+    /// Parameters of the `rocm` model (each also read from its environment
+    /// variable; run options override both).
+    #[serde(default)]
+    pub rocm: RocmParams,
+    /// Execs instantiated on the run's setup thread before the application
+    /// threads start; any thread may launch them by name.
+    #[serde(default)]
+    pub shared_execs: Vec<SharedExec>,
+}
+
+/// An exec every thread may launch (a thread-local exec of the same name
+/// shadows it); no thread may update or destroy it.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SharedExec {
+    pub name: String,
+    pub graph: String,
+    #[serde(default)]
+    pub device: u32,
 }
 
 fn one() -> u32 {
@@ -189,19 +214,58 @@ pub struct Graph {
     pub nodes: Vec<Node>,
 }
 
-/// One graph node: exactly one of `kernel` or `memcpy`.
+/// One graph node: exactly one of `kernel`, `memcpy` or `memset`.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Node {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kernel: Option<String>,
+    /// Kernel nodes: workgroups per dimension (default [256, 1, 1]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub grid: Option<[u32; 3]>,
+    /// Kernel nodes: work-items per workgroup (default [256, 1, 1]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub block: Option<[u32; 3]>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub memcpy: Option<Memcpy>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memset: Option<Memset>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub deps: Vec<usize>,
 }
 
-#[derive(Clone, Copy, Debug, Serialize, Deserialize)]
+/// What a graph node does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NodeWork<'a> {
+    Kernel {
+        name: &'a str,
+        grid: [u32; 3],
+        block: [u32; 3],
+    },
+    Memcpy(Memcpy),
+    Memset(Memset),
+}
+
+/// The default launch geometry of a kernel: [256, 1, 1] both ways.
+pub const DEFAULT_DIM: [u32; 3] = [256, 1, 1];
+
+impl Node {
+    /// The node's work (validated: exactly one kind).
+    pub fn work(&self) -> NodeWork<'_> {
+        match (&self.kernel, self.memcpy, self.memset) {
+            (Some(k), _, _) => NodeWork::Kernel {
+                name: k,
+                grid: self.grid.unwrap_or(DEFAULT_DIM),
+                block: self.block.unwrap_or(DEFAULT_DIM),
+            },
+            (None, Some(m), _) => NodeWork::Memcpy(m),
+            (None, None, Some(m)) => NodeWork::Memset(m),
+            (None, None, None) => unreachable!("validated: a node has work"),
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Memcpy {
     pub bytes: u64,
@@ -209,8 +273,18 @@ pub struct Memcpy {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Memset {
+    pub bytes: u64,
+    /// The byte value written.
+    #[serde(default)]
+    pub value: u32,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Direction {
+    #[default]
     HostToHost,
     HostToDevice,
     DeviceToHost,
@@ -284,6 +358,12 @@ pub enum Op {
         stream: String,
         #[serde(default = "one_u64")]
         times: u64,
+        /// Workgroups per dimension (default [256, 1, 1]).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        grid: Option<[u32; 3]>,
+        /// Work-items per workgroup (default [256, 1, 1]).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        block: Option<[u32; 3]>,
     },
     /// hipMemcpyAsync on `stream`, `times` times.
     Memcpy {
@@ -293,6 +373,17 @@ pub enum Op {
         #[serde(default = "one_u64")]
         times: u64,
     },
+    /// hipMemsetAsync of `bytes` bytes to `value` on `stream`, `times` times.
+    Memset {
+        bytes: u64,
+        #[serde(default)]
+        value: u32,
+        stream: String,
+        #[serde(default = "one_u64")]
+        times: u64,
+    },
+    /// The thread idles for `us` microseconds, outside any HIP call.
+    Sleep { us: u64 },
     /// A CPU-op marker: calls the host's marker hook (if any) with PUSH and
     /// the name; the tool may link device work to it.
     PushMarker { name: String },
@@ -384,241 +475,11 @@ impl Workload {
         }
         out
     }
-
-    /// Semantic checks serde cannot express. Err is (path, message).
-    fn validate(&self) -> Result<(), (String, String)> {
-        if self.devices == 0 || self.devices > 64 {
-            return Err((
-                "devices".into(),
-                format!("expected 1 to 64 devices, got {}", self.devices),
-            ));
-        }
-        if let Some(q) = self.hw_queues_per_device {
-            if q == 0 || q > 1024 {
-                return Err((
-                    "hw_queues_per_device".into(),
-                    format!("expected 1 to 1024 queues, got {q}"),
-                ));
-            }
-        }
-        let mut names = HashMap::new();
-        for (gi, g) in self.graphs.iter().enumerate() {
-            if let Some(prev) = names.insert(g.name.as_str(), gi) {
-                return Err((
-                    format!("graphs[{gi}].name"),
-                    format!(
-                        "expected a unique graph name; {:?} is also graphs[{prev}]",
-                        g.name
-                    ),
-                ));
-            }
-            if g.nodes.is_empty() {
-                return Err((
-                    format!("graphs[{gi}].nodes"),
-                    "expected at least one node".into(),
-                ));
-            }
-            for (ni, n) in g.nodes.iter().enumerate() {
-                let here = format!("graphs[{gi}].nodes[{ni}]");
-                match (&n.kernel, &n.memcpy) {
-                    (Some(k), None) if k.is_empty() => {
-                        return Err((format!("{here}.kernel"), "expected a kernel name".into()))
-                    }
-                    (Some(_), None) | (None, Some(_)) => {}
-                    _ => return Err((here, "expected exactly one of `kernel` or `memcpy`".into())),
-                }
-                for (di, d) in n.deps.iter().enumerate() {
-                    if *d >= ni {
-                        return Err((
-                            format!("{here}.deps[{di}]"),
-                            format!(
-                                "expected the index of an earlier node (0..{ni}): a dependency must exist when the node is added; got {d}"
-                            ),
-                        ));
-                    }
-                }
-            }
-        }
-        if self.threads.is_empty() {
-            return Err(("threads".into(), "expected at least one thread".into()));
-        }
-        for (ti, t) in self.threads.iter().enumerate() {
-            let mut streams: HashSet<&str> = HashSet::new();
-            let mut execs: HashSet<&str> = HashSet::new();
-            for (oi, op) in t.ops.iter().enumerate() {
-                let here = format!("threads[{ti}].ops[{oi}]");
-                let need_stream = |s: &str, field: &str, streams: &HashSet<&str>| {
-                    if streams.contains(s) {
-                        Ok(())
-                    } else {
-                        Err((
-                            format!("{here}.{field}"),
-                            format!("expected a stream this thread created earlier (create_stream), got {s:?}"),
-                        ))
-                    }
-                };
-                let need_exec = |e: &str, field: &str, execs: &HashSet<&str>| {
-                    if execs.contains(e) {
-                        Ok(())
-                    } else {
-                        Err((
-                            format!("{here}.{field}"),
-                            format!("expected an exec this thread instantiated earlier and has not destroyed, got {e:?}"),
-                        ))
-                    }
-                };
-                let need_graph = |g: &str, field: &str| {
-                    if self.graph_index(g).is_some() {
-                        Ok(())
-                    } else {
-                        Err((
-                            format!("{here}.{field}"),
-                            format!("expected the name of a graph in `graphs`, got {g:?}"),
-                        ))
-                    }
-                };
-                let need_device = |d: u32, field: &str| {
-                    if d < self.devices {
-                        Ok(())
-                    } else {
-                        Err((
-                            format!("{here}.{field}"),
-                            format!("expected a device index below {}, got {d}", self.devices),
-                        ))
-                    }
-                };
-                match op {
-                    Op::CreateStream { name, device } => {
-                        need_device(*device, "create_stream.device")?;
-                        if !streams.insert(name) {
-                            return Err((
-                                format!("{here}.create_stream.name"),
-                                format!("expected a new stream name, {name:?} exists"),
-                            ));
-                        }
-                    }
-                    Op::DestroyStream { name } => {
-                        need_stream(name, "destroy_stream.name", &streams)?;
-                        streams.remove(name.as_str());
-                    }
-                    Op::Instantiate {
-                        graph,
-                        exec,
-                        device,
-                    } => {
-                        need_graph(graph, "instantiate.graph")?;
-                        need_device(*device, "instantiate.device")?;
-                        if !execs.insert(exec) {
-                            return Err((
-                                format!("{here}.instantiate.as"),
-                                format!("expected a new exec name, {exec:?} is live"),
-                            ));
-                        }
-                    }
-                    Op::Launch { exec, stream, .. } => {
-                        need_exec(exec, "launch.exec", &execs)?;
-                        need_stream(stream, "launch.stream", &streams)?;
-                    }
-                    Op::Update { exec, graph } => {
-                        need_exec(exec, "update.exec", &execs)?;
-                        need_graph(graph, "update.graph")?;
-                    }
-                    Op::Destroy { exec } => {
-                        need_exec(exec, "destroy.exec", &execs)?;
-                        execs.remove(exec.as_str());
-                    }
-                    Op::Kernel { name, stream, .. } => {
-                        if name.is_empty() {
-                            return Err((
-                                format!("{here}.kernel.name"),
-                                "expected a kernel name".into(),
-                            ));
-                        }
-                        need_stream(stream, "kernel.stream", &streams)?;
-                    }
-                    Op::Memcpy { stream, .. } => need_stream(stream, "memcpy.stream", &streams)?,
-                    Op::PushMarker { .. } | Op::PopMarker {} => {}
-                }
-            }
-        }
-        Ok(())
-    }
-}
-
-/// hipGraphInstantiate's flattening: a topological order of the DAG in which
-/// ties (several ready nodes) go to the node created first. Returns node
-/// indices in submission order.
-pub fn flatten(graph: &Graph) -> Vec<usize> {
-    let n = graph.nodes.len();
-    let mut indegree = vec![0usize; n];
-    let mut children = vec![Vec::new(); n];
-    for (i, node) in graph.nodes.iter().enumerate() {
-        for &d in &node.deps {
-            indegree[i] += 1;
-            children[d].push(i);
-        }
-    }
-    let mut ready: std::collections::BinaryHeap<std::cmp::Reverse<usize>> = (0..n)
-        .filter(|&i| indegree[i] == 0)
-        .map(std::cmp::Reverse)
-        .collect();
-    let mut order = Vec::with_capacity(n);
-    while let Some(std::cmp::Reverse(i)) = ready.pop() {
-        order.push(i);
-        for &c in &children[i] {
-            indegree[c] -= 1;
-            if indegree[c] == 0 {
-                ready.push(std::cmp::Reverse(c));
-            }
-        }
-    }
-    order
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn node(k: &str, deps: &[usize]) -> Node {
-        Node {
-            kernel: Some(k.into()),
-            memcpy: None,
-            deps: deps.to_vec(),
-        }
-    }
-
-    #[test]
-    fn flatten_is_topological_with_creation_order_ties() {
-        // root -> 4 independent -> join, the four created in order 1..=4.
-        let g = Graph {
-            name: "g".into(),
-            nodes: vec![
-                node("r", &[]),
-                node("a", &[0]),
-                node("b", &[0]),
-                node("c", &[0]),
-                node("d", &[0]),
-                node("j", &[1, 2, 3, 4]),
-            ],
-        };
-        assert_eq!(flatten(&g), vec![0, 1, 2, 3, 4, 5]);
-        // A later-created root is still submitted before a dependent of the first.
-        let g = Graph {
-            name: "g".into(),
-            nodes: vec![node("r0", &[]), node("x", &[0]), node("r1", &[])],
-        };
-        assert_eq!(flatten(&g), vec![0, 1, 2]);
-        let g = Graph {
-            name: "g".into(),
-            nodes: vec![
-                node("r0", &[]),
-                node("r1", &[]),
-                node("x", &[1]),
-                node("y", &[0]),
-            ],
-        };
-        assert_eq!(flatten(&g), vec![0, 1, 2, 3]);
-    }
 
     #[test]
     fn version_parsing() {

@@ -1,0 +1,312 @@
+//! The `ideal` submission model: the simulator's earlier, kinder model,
+//! kept unchanged for regression.
+//!
+//! - HW queues per device: GPU_MAX_HW_QUEUES; a stream is mapped to the
+//!   least-used queue (round-robin for streams created in turn); queues
+//!   persist for the process.
+//! - A graph launch's packets go, in one fixed order (`plan::flatten`), to
+//!   the launch stream's queue: appended to its pending FIFO; whichever
+//!   thread gets the queue's submission lock writes ALL pending packets,
+//!   and the SDK's per-packet work (external-correlation request, record
+//!   capture, record thread id) happens on that writing thread with its own
+//!   API call's correlation id (seed 000, "Known limitation").
+//! - Per HW queue, work runs in order without overlap:
+//!   start = max(written, previous end on the queue). Copies run on the
+//!   queue like kernels; memsets as blit kernels.
+//! - The HIP_GRAPH record carries the launch stream's queue and the
+//!   launch's true kernel count.
+use super::context::Ctx;
+use super::graphs::Exec;
+use super::handles::new_copy_id;
+use super::plan;
+use super::record::{Processed, RunShared};
+use super::rng::Rng;
+use super::submission::{Eager, Launched, Submission};
+use super::work::{self, copy_agents, copy_operation, DeviceOp, OpWork, Origin, FILL_KERNEL};
+use crate::sdk::agents::agent_handle;
+use crate::sdk::buffer::Rec;
+use crate::sdk::completion::expect;
+use crate::sdk::correlation::current_corr;
+use crate::sdk::intercept::{
+    copy_record, dispatch_record, intercept_copy, intercept_dispatch, CopyInfo, DispatchInfo,
+};
+use crate::sdk::os::{lock, now_ns, tid};
+use crate::sdk::trace::StreamRef;
+use crate::workload::NodeWork;
+use std::collections::{HashMap, VecDeque};
+use std::sync::{Arc, Mutex, OnceLock};
+
+struct Packet {
+    op: DeviceOp,
+    run: Arc<RunShared>,
+    publish_ns: u64,
+}
+
+struct Queue {
+    id: u64,
+    index: u32,
+    agent: u64,
+    fifo: Mutex<VecDeque<Packet>>,
+    /// The submission lock; guards the queue's clock.
+    submit: Mutex<u64>,
+}
+
+type Queues = Mutex<HashMap<(u32, u32), Arc<Queue>>>;
+
+/// The process's queue `index` of device `device`, created on first use.
+fn queue(device: u32, index: u32) -> Arc<Queue> {
+    static QUEUES: OnceLock<Queues> = OnceLock::new();
+    let mut queues = lock(QUEUES.get_or_init(|| Mutex::new(HashMap::new())));
+    queues
+        .entry((device, index))
+        .or_insert_with(|| {
+            Arc::new(Queue {
+                id: 0x7f00_0000_0000 + ((device as u64) << 24) + ((index as u64) << 12),
+                index,
+                agent: agent_handle(device + 1),
+                fifo: Mutex::new(VecDeque::new()),
+                submit: Mutex::new(0),
+            })
+        })
+        .clone()
+}
+
+struct Device {
+    queues: Vec<Arc<Queue>>,
+    streams_per_queue: Mutex<Vec<u32>>,
+}
+
+pub(crate) struct Ideal {
+    devices: Vec<Device>,
+    orders: Vec<Vec<usize>>,
+}
+
+pub(crate) struct Stream {
+    r: StreamRef,
+    device: u32,
+    queue: Arc<Queue>,
+}
+
+impl Ideal {
+    pub fn new(ctx: &Ctx) -> Ideal {
+        let nq = ctx.hw_queues;
+        Ideal {
+            devices: (0..ctx.w.devices)
+                .map(|d| Device {
+                    queues: (0..nq).map(|q| queue(d, q)).collect(),
+                    streams_per_queue: Mutex::new(vec![0; nq as usize]),
+                })
+                .collect(),
+            orders: ctx.w.graphs.iter().map(plan::flatten).collect(),
+        }
+    }
+}
+
+impl Submission for Ideal {
+    type Stream = Stream;
+    type Exec = ();
+
+    fn create_stream(&self, _ctx: &Ctx, r: StreamRef, device: u32) -> Stream {
+        let dev = &self.devices[device as usize];
+        let mut use_count = lock(&dev.streams_per_queue);
+        let (qi, _) = use_count
+            .iter()
+            .enumerate()
+            .min_by_key(|(i, n)| (**n, *i))
+            .expect("at least one queue");
+        use_count[qi] += 1;
+        Stream {
+            r,
+            device,
+            queue: dev.queues[qi].clone(),
+        }
+    }
+
+    fn destroy_stream(&self, s: &Stream) {
+        let dev = &self.devices[s.device as usize];
+        let mut use_count = lock(&dev.streams_per_queue);
+        let n = &mut use_count[s.queue.index as usize];
+        *n = n.saturating_sub(1);
+    }
+
+    fn stream_ref(s: &Stream) -> StreamRef {
+        s.r
+    }
+
+    fn stream_device(s: &Stream) -> u32 {
+        s.device
+    }
+
+    fn instantiate(&self, _ctx: &Ctx, _gi: usize, _device: u32) {}
+
+    fn destroy_exec(&self, _e: ()) {}
+
+    fn launch(
+        &self,
+        ctx: &Ctx,
+        e: &Exec<()>,
+        s: &Stream,
+        origin: Arc<Origin>,
+        rng: &mut Rng,
+    ) -> Launched {
+        let graph = &ctx.w.graphs[e.graph];
+        let mut kernels = 0u64;
+        let ops: Vec<DeviceOp> = self.orders[e.graph]
+            .iter()
+            .enumerate()
+            .map(|(ordinal, &ni)| {
+                let (w, duration) = match graph.nodes[ni].work() {
+                    NodeWork::Kernel { name, grid, block } => {
+                        work::kernel(&ctx.kernels, &ctx.w.durations, name, grid, block)
+                    }
+                    NodeWork::Memset(m) => {
+                        work::blit(&ctx.kernels, &ctx.w.durations, FILL_KERNEL, m.bytes, None)
+                    }
+                    NodeWork::Memcpy(m) => work::copy(&ctx.w.durations, m.bytes, m.direction),
+                };
+                if matches!(w, OpWork::Kernel { .. }) {
+                    kernels += 1;
+                }
+                DeviceOp {
+                    origin: origin.clone(),
+                    node_index: Some(ni as u32),
+                    ordinal: ordinal as u32,
+                    exec_stream_id: s.r.id,
+                    device: s.device,
+                    work: w,
+                    duration,
+                }
+            })
+            .collect();
+        let packets = ops.len() as u32;
+        submit(ctx, &s.queue, ops, rng);
+        Launched {
+            packets,
+            kernels,
+            queue_id: s.queue.id,
+            record_queue_id: s.queue.id,
+            record_count: Some(kernels),
+        }
+    }
+
+    fn eager(&self, ctx: &Ctx, s: &Stream, w: Eager, origin: Arc<Origin>, rng: &mut Rng) {
+        let (work, duration) = match w {
+            Eager::Kernel(work, duration) => (work, duration),
+            Eager::Memset(bytes) => {
+                work::blit(&ctx.kernels, &ctx.w.durations, FILL_KERNEL, bytes, None)
+            }
+            Eager::Memcpy(m) => work::copy(&ctx.w.durations, m.bytes, m.direction),
+        };
+        let op = DeviceOp {
+            origin,
+            node_index: None,
+            ordinal: 0,
+            exec_stream_id: s.r.id,
+            device: s.device,
+            work,
+            duration,
+        };
+        submit(ctx, &s.queue, vec![op], rng);
+    }
+
+    fn end_run(&self) {}
+}
+
+/// Queue the packets, then write every pending packet if this thread gets
+/// the queue; otherwise the holder writes them. The holder looks at the
+/// FIFO again after releasing the lock, so no packet is left behind.
+fn submit(ctx: &Ctx, q: &Queue, ops: Vec<DeviceOp>, rng: &mut Rng) {
+    let publish_ns = now_ns();
+    lock(&q.fifo).extend(ops.into_iter().map(|op| Packet {
+        op,
+        run: ctx.shared.clone(),
+        publish_ns,
+    }));
+    let jitter = ctx.opts.jitter_ns;
+    rng.jitter(jitter);
+    loop {
+        let mut clock = match q.submit.try_lock() {
+            Ok(g) => g,
+            Err(std::sync::TryLockError::WouldBlock) => return,
+            Err(std::sync::TryLockError::Poisoned(p)) => p.into_inner(),
+        };
+        loop {
+            let batch: Vec<Packet> = lock(&q.fifo).drain(..).collect();
+            if batch.is_empty() {
+                break;
+            }
+            for p in batch {
+                write_packet(q, &mut clock, p);
+                rng.jitter(jitter);
+            }
+        }
+        drop(clock);
+        if lock(&q.fifo).is_empty() {
+            return;
+        }
+    }
+}
+
+/// The SDK's queue intercept: runs on the WRITING thread, inside that
+/// thread's own API call.
+fn write_packet(q: &Queue, clock: &mut u64, p: Packet) {
+    let writer = tid();
+    let corr = current_corr();
+    let process_ns = now_ns();
+    let start = process_ns.max(*clock);
+    let end = start + p.op.duration.max(1);
+    *clock = end;
+    let mut processed = Processed {
+        dispatch_id: 0,
+        copy_id: 0,
+        corr,
+        thread: writer,
+        agent: q.agent,
+        queue_id: q.id,
+        queue_index: q.index,
+        publish_ns: p.publish_ns,
+        process_ns,
+        async_processed: false,
+    };
+    let (rec, deliveries) = match &p.op.work {
+        OpWork::Kernel {
+            kernel_id,
+            grid,
+            workgroup,
+            ..
+        } => {
+            let (dispatch_id, deliveries) = intercept_dispatch(corr);
+            processed.dispatch_id = dispatch_id;
+            let info = DispatchInfo {
+                corr,
+                thread: writer,
+                agent: q.agent,
+                queue: q.id,
+                kernel_id: *kernel_id,
+                dispatch_id,
+                grid: *grid,
+                workgroup: *workgroup,
+            };
+            (Rec::Kernel(dispatch_record(&info, start, end)), deliveries)
+        }
+        OpWork::Copy { bytes, direction } => {
+            let op = copy_operation(*direction);
+            let deliveries = intercept_copy(corr, op);
+            processed.copy_id = new_copy_id();
+            let (src_agent, dst_agent) = copy_agents(*direction, q.agent);
+            let info = CopyInfo {
+                corr,
+                thread: writer,
+                op,
+                src_agent,
+                dst_agent,
+                bytes: *bytes,
+                src_address: super::graphs::SRC_ADDRESS,
+                dst_address: super::graphs::DST_ADDRESS,
+            };
+            (Rec::Copy(copy_record(&info, start, end)), deliveries)
+        }
+    };
+    expect();
+    p.run.finish(&p.op, &processed, rec, deliveries, start, end);
+}

@@ -1,0 +1,136 @@
+//! What a run records, shared with device work that completes after the
+//! run's threads finished: the ground truth, and when a finished op's
+//! record reaches the buffers.
+use super::rng::mix;
+use super::work::{DeviceOp, OpWork};
+use crate::sdk::buffer::Rec;
+use crate::sdk::completion::{schedule, Completion};
+use crate::sdk::intercept::Deliveries;
+use crate::sdk::os::lock;
+use crate::truth::{OpKind, OpTruth, RunTruth};
+use std::sync::Mutex;
+
+pub(crate) struct RunShared {
+    pub truth: Mutex<RunTruth>,
+    pub record_truth: bool,
+    pub virtual_time: bool,
+    /// Most extra delay between an op's end and its record's delivery.
+    pub delivery_lag_ns: u64,
+    pub seed: u64,
+}
+
+/// How the SDK saw an op: where and when it was processed.
+pub(crate) struct Processed {
+    pub dispatch_id: u64,
+    pub copy_id: u64,
+    pub corr: u64,
+    pub thread: u64,
+    pub agent: u64,
+    pub queue_id: u64,
+    pub queue_index: u32,
+    pub publish_ns: u64,
+    pub process_ns: u64,
+    pub async_processed: bool,
+}
+
+impl RunShared {
+    /// When the record of an op that ended at `end` is delivered: ROCr's
+    /// async signal handler reads the timestamps and writes the record after
+    /// the completion signal fires (SDK-1.0 hsa/queue.cpp
+    /// `AsyncSignalHandler`), up to tens of ms later as measured: here up to
+    /// `delivery_lag_ns`, uniform from the run's seed and `key`; at once
+    /// under virtual time.
+    fn deliver_ns(&self, end: u64, key: u64) -> u64 {
+        if self.virtual_time || self.delivery_lag_ns == 0 {
+            return end;
+        }
+        end + mix(self.seed ^ key.wrapping_mul(0x2545_f491_4f6c_dd1d)) % (self.delivery_lag_ns + 1)
+    }
+
+    /// Hands a finished op's record to the completion thread (announced
+    /// with `completion::expect`) and records the op's truth.
+    pub fn finish(
+        &self,
+        op: &DeviceOp,
+        p: &Processed,
+        rec: Rec,
+        deliveries: Deliveries,
+        start: u64,
+        end: u64,
+    ) {
+        schedule(Completion {
+            deliver_ns: self.deliver_ns(end, p.dispatch_id ^ (p.copy_id << 40)),
+            wait: !self.virtual_time,
+            corr: p.corr,
+            rec,
+            deliveries,
+        });
+        self.record(op, p, start, end);
+    }
+
+    /// Records an op's ground truth.
+    pub fn record(&self, op: &DeviceOp, p: &Processed, start: u64, end: u64) {
+        if !self.record_truth {
+            return;
+        }
+        let o = &op.origin;
+        let mut t = OpTruth {
+            kind: OpKind::Kernel,
+            blit: false,
+            dispatch_id: p.dispatch_id,
+            copy_id: p.copy_id,
+            record_correlation_id: p.corr,
+            processing_thread: p.thread,
+            launch_correlation_id: o.launch_corr,
+            launching_thread: o.launching_thread,
+            exec_handle: o.exec_handle,
+            graph_exec_id: o.graph_exec_id,
+            exec_epoch: o.exec_epoch,
+            graph: o.graph.as_ref().map(|g| g.to_string()),
+            node_index: op.node_index,
+            submission_ordinal: op.ordinal,
+            kernel_name: None,
+            kernel_id: 0,
+            grid: [0; 3],
+            block: [0; 3],
+            bytes: 0,
+            direction: None,
+            device: op.device,
+            agent_id: p.agent,
+            queue_index: p.queue_index,
+            queue_id: p.queue_id,
+            stream_id: o.stream_id,
+            exec_stream_id: op.exec_stream_id,
+            publish_ns: p.publish_ns,
+            process_ns: p.process_ns,
+            start_ns: start,
+            end_ns: end,
+            async_processed: p.async_processed,
+        };
+        match &op.work {
+            OpWork::Kernel {
+                kernel_id,
+                name,
+                grid,
+                workgroup,
+                blit,
+                bytes,
+                direction,
+            } => {
+                t.blit = *blit;
+                t.kernel_id = *kernel_id;
+                t.kernel_name = Some(name.to_string());
+                t.grid = *grid;
+                t.block = *workgroup;
+                t.bytes = *bytes;
+                t.direction = *direction;
+            }
+            OpWork::Copy { bytes, direction } => {
+                t.kind = OpKind::Memcpy;
+                t.bytes = *bytes;
+                t.direction = Some(*direction);
+            }
+        }
+        lock(&self.truth).ops.push(t);
+    }
+}

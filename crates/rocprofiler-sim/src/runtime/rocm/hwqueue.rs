@@ -1,0 +1,257 @@
+//! A HW queue behind rocprofiler-sdk's intercept queue, as the `rocm`
+//! model runs it.
+//!
+//! - Slots are claimed (`reserve`, hsa_queue_add_write_index_screlease)
+//!   and later published (the header store); claims are in index order,
+//!   publications in any order.
+//! - A doorbell ring processes on the RINGING thread (ROCr
+//!   intercept_queue.cpp `InterceptQueue::StoreRelaxed`, ROCR-2025/NEW):
+//!   under the queue's processing lock (blocking), every published slot
+//!   from the next unprocessed one up to the first slot claimed but not yet
+//!   published. So a thread's ring can process other threads' packets, and
+//!   its own packets can be processed by another thread's later ring, after
+//!   its own call returned.
+//! - Per kernel packet, on that thread (rocprofiler-sdk hsa/queue.cpp
+//!   `WriteInterceptor`, SDK-1.0): the SDK's interception (see
+//!   `sdk::intercept`) under the correlation id of the call in progress on
+//!   the thread; a thread with none (ROCr's async thread) gets one the SDK
+//!   constructs for the pass (SDK-NEW takes one per WriteInterceptor call),
+//!   retired like any other. Barrier packets take their place in the queue
+//!   and request nothing.
+//! - When the queue holds `hw_queue_slots` packets in flight (processed,
+//!   not complete), processing stops (ROCr `Submit` is all-or-nothing; the
+//!   rest waits in `overflow_`); the rest is processed on ROCr's async
+//!   thread as completions free space (`HandleAsyncDoorbell`), or by the
+//!   next ring once space has freed.
+use super::gpu::Cmd;
+use super::overflow::wait_for_space;
+use crate::runtime::record::{Processed, RunShared};
+use crate::runtime::work::{DeviceOp, OpWork};
+use crate::sdk::buffer::Rec;
+use crate::sdk::correlation::{
+    corr_api_done, corr_begin, current_corr, next_corr, pop_corr, push_corr, retirement_mask,
+};
+use crate::sdk::intercept::{dispatch_record, intercept_dispatch, DispatchInfo};
+use crate::sdk::os::{lock, now_ns, tid};
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
+
+/// A packet written into a slot.
+pub(crate) struct Packet {
+    pub cmd: Arc<Cmd>,
+    pub run: Arc<RunShared>,
+    /// The run's `hw_queue_slots`.
+    pub slots_limit: u64,
+    pub publish_ns: u64,
+    /// The kernel a dispatch packet runs; None for a barrier-AND packet.
+    pub kernel: Option<Box<DeviceOp>>,
+}
+
+/// What a queue's next slot needs.
+pub(crate) enum Waiting {
+    /// Not published yet (its writer will ring), or no slot claimed.
+    Nothing,
+    /// Published, but the queue is full.
+    Full,
+    /// Published, with room to process it.
+    Ready,
+}
+
+struct Ring {
+    /// Index of `slots[0]`: the next slot to process.
+    base: u64,
+    /// Claimed slots from `base` on; None until published.
+    slots: VecDeque<Option<Packet>>,
+}
+
+pub(crate) struct HwQueue {
+    pub id: u64,
+    pub index: u32,
+    pub agent: u64,
+    ring: Mutex<Ring>,
+    /// The intercept queue's lock; holds the last processed command (the
+    /// next one's predecessor on the queue).
+    proc: Mutex<Option<Arc<Cmd>>>,
+    /// Processed commands not known complete, in queue order.
+    in_flight: Mutex<VecDeque<Arc<Cmd>>>,
+}
+
+impl HwQueue {
+    pub fn new(id: u64, index: u32, agent: u64) -> HwQueue {
+        HwQueue {
+            id,
+            index,
+            agent,
+            ring: Mutex::new(Ring {
+                base: 0,
+                slots: VecDeque::new(),
+            }),
+            proc: Mutex::new(None),
+            in_flight: Mutex::new(VecDeque::new()),
+        }
+    }
+
+    /// Claims `n` consecutive slots; returns the first index.
+    pub fn reserve(&self, n: usize) -> u64 {
+        let mut r = lock(&self.ring);
+        let index = r.base + r.slots.len() as u64;
+        r.slots.extend((0..n).map(|_| None));
+        index
+    }
+
+    /// Writes a claimed slot's packet and publishes its header.
+    pub fn publish(&self, index: u64, p: Packet) {
+        let mut r = lock(&self.ring);
+        let i = (index - r.base) as usize;
+        r.slots[i] = Some(p);
+    }
+
+    /// Processed commands still in flight, after dropping completed ones
+    /// (and adding `cmd`, just processed, if given).
+    fn in_flight_now(&self, cmd: Option<Arc<Cmd>>) -> usize {
+        let now = now_ns();
+        let mut f = lock(&self.in_flight);
+        while f.front().is_some_and(|c| c.completed(now)) {
+            f.pop_front();
+        }
+        f.extend(cmd);
+        f.len()
+    }
+
+    /// Slots claimed minus packets completed (the write index minus the
+    /// read index, as the queue-load metric and batch sizing read it).
+    pub fn depth(&self) -> u64 {
+        let claimed = lock(&self.ring).slots.len();
+        (claimed + self.in_flight_now(None)) as u64
+    }
+
+    /// When the oldest in-flight command ends, if known.
+    pub fn next_completion_ns(&self) -> Option<u64> {
+        lock(&self.in_flight).front().and_then(|c| c.end())
+    }
+
+    /// Is a published packet waiting, and is there room to process it?
+    pub fn waiting(&self) -> Waiting {
+        let head = {
+            let r = lock(&self.ring);
+            match r.slots.front() {
+                Some(Some(p)) => Some((p.slots_limit, p.run.virtual_time)),
+                _ => None,
+            }
+        };
+        match head {
+            None => Waiting::Nothing,
+            Some((limit, virtual_time)) => {
+                if virtual_time || (self.in_flight_now(None) as u64) < limit {
+                    Waiting::Ready
+                } else {
+                    Waiting::Full
+                }
+            }
+        }
+    }
+
+    /// The doorbell: processes on this thread what is ready.
+    pub fn ring_doorbell(self: &Arc<Self>) {
+        self.process(false);
+    }
+
+    /// One processing pass (`on_async`: on ROCr's async thread).
+    pub fn process(self: &Arc<Self>, on_async: bool) {
+        let mut last = lock(&self.proc);
+        let mut constructed: Option<u64> = None;
+        loop {
+            let head = {
+                let r = lock(&self.ring);
+                match r.slots.front() {
+                    Some(Some(p)) => (p.slots_limit, p.run.virtual_time),
+                    _ => break,
+                }
+            };
+            let (limit, virtual_time) = head;
+            // Virtual time: work completes as soon as it is processed.
+            if !virtual_time && self.in_flight_now(None) as u64 >= limit {
+                wait_for_space(self.clone());
+                break;
+            }
+            let p = {
+                let mut r = lock(&self.ring);
+                r.base += 1;
+                r.slots
+                    .pop_front()
+                    .flatten()
+                    .expect("the head slot was published")
+            };
+            self.handle(p, &mut last, &mut constructed, on_async);
+        }
+        if let Some(c) = constructed {
+            pop_corr();
+            corr_api_done(c);
+        }
+    }
+
+    fn handle(
+        &self,
+        p: Packet,
+        last: &mut Option<Arc<Cmd>>,
+        constructed: &mut Option<u64>,
+        on_async: bool,
+    ) {
+        let process_ns = now_ns();
+        self.in_flight_now(Some(p.cmd.clone()));
+        match last.replace(p.cmd.clone()) {
+            Some(prev) => p.cmd.after(&prev),
+            None => p.cmd.input(0),
+        }
+        if let Some(op) = p.kernel {
+            let mut corr = current_corr();
+            if corr == 0 {
+                corr = *constructed.get_or_insert_with(|| {
+                    let c = next_corr();
+                    push_corr(c);
+                    corr_begin(c, retirement_mask());
+                    c
+                });
+            }
+            let thread = tid();
+            let (dispatch_id, deliveries) = intercept_dispatch(corr);
+            let OpWork::Kernel {
+                kernel_id,
+                grid,
+                workgroup,
+                ..
+            } = op.work
+            else {
+                unreachable!("a dispatch packet runs a kernel")
+            };
+            let info = DispatchInfo {
+                corr,
+                thread,
+                agent: self.agent,
+                queue: self.id,
+                kernel_id,
+                dispatch_id,
+                grid,
+                workgroup,
+            };
+            let processed = Processed {
+                dispatch_id,
+                copy_id: 0,
+                corr,
+                thread,
+                agent: self.agent,
+                queue_id: self.id,
+                queue_index: self.index,
+                publish_ns: p.publish_ns,
+                process_ns,
+                async_processed: on_async,
+            };
+            let run = p.run;
+            p.cmd.on_done(move |start, end| {
+                let rec = Rec::Kernel(dispatch_record(&info, start, end));
+                run.finish(&op, &processed, rec, deliveries, start, end);
+            });
+        }
+        p.cmd.input(process_ns);
+    }
+}

@@ -1,0 +1,237 @@
+//! hipGraphLaunch under the `rocm` model (ROCm/clr hipamd/src/
+//! hip_graph_internal.cpp, CLR-SEG 004f1770: `GraphExec::Run`,
+//! `UpdateStreams`, `EnqueueSegmentedGraph`, `EnqueueSegment`).
+//!
+//! - `UpdateStreams` (run when the launch stream differs from the exec's
+//!   last one): streams[0] is the launch stream, then the exec's parallel
+//!   streams whose HW queue differs from the launch stream's (and from each
+//!   other's), then the ones that collide.
+//! - Levels in order; at each level a snapshot of every stream's last
+//!   command; the segment at position idx of the level runs on
+//!   streams[idx % n] (so the first segment of every level runs on the
+//!   launch stream). Before a segment whose dependencies ran on other
+//!   streams, a marker waits for those streams' snapshot commands (a
+//!   barrier-AND packet; over-synchronising as the source does). A root
+//!   segment on a parallel stream waits for the launch stream's last
+//!   command: the classic path's start marker (`RunNodes`); the sources
+//!   read do not show the segmented path's, and a launch must not overtake
+//!   earlier work on its stream.
+//! - Within a segment, runs of captured nodes go out through
+//!   dispatchAqlPacketBatch; other nodes through the command path. Without
+//!   segment scheduling nothing is captured (`GraphCaptureEnabled` needs
+//!   it): every node goes through the command path, on the launch stream, in
+//!   Kahn FIFO order (the classic scheduler's parallel streams are not
+//!   modelled; the spec accepts this fallback).
+//! - At the end, a marker on the launch stream waits for the last command
+//!   of every other stream that had work, then the trailing marker whose
+//!   callback releases the exec (a barrier packet here).
+//! - Concurrent launches of one exec share its parallel streams; nothing
+//!   else serialises them (the sources read name no exec-wide lock).
+use super::engine::{copy_engine, copy_node_captured, Engine};
+use super::gpu::Cmd;
+use super::stream::{Stream, Submit, Writer};
+use super::RocmExec;
+use crate::runtime::context::Ctx;
+use crate::runtime::plan::SegmentPlan;
+use crate::runtime::rng::Rng;
+use crate::runtime::submission::Launched;
+use crate::runtime::work::{self, DeviceOp, OpWork, Origin, COPY_KERNEL, FILL_KERNEL};
+use crate::sdk::os::lock;
+use crate::workload::{Graph, NodeWork};
+use std::sync::Arc;
+
+/// How one node goes out.
+enum NodeOut {
+    Captured(DeviceOp),
+    Command(DeviceOp),
+    Sdma(DeviceOp),
+    Host,
+}
+
+struct Builder<'a> {
+    ctx: &'a Ctx<'a>,
+    /// Segment scheduling on: captured nodes go out in batches.
+    capture: bool,
+    graph: &'a Graph,
+    origin: Arc<Origin>,
+    ordinal: u32,
+    packets: u32,
+    kernels: u64,
+}
+
+impl Builder<'_> {
+    fn op(&mut self, ni: usize, s: &Stream, (w, duration): (OpWork, u64)) -> DeviceOp {
+        if matches!(w, OpWork::Kernel { .. }) {
+            self.kernels += 1;
+        }
+        self.packets += 1;
+        self.ordinal += 1;
+        DeviceOp {
+            origin: self.origin.clone(),
+            node_index: Some(ni as u32),
+            ordinal: self.ordinal - 1,
+            exec_stream_id: s.id,
+            device: s.device,
+            work: w,
+            duration,
+        }
+    }
+
+    fn node(&mut self, ni: usize, s: &Stream) -> NodeOut {
+        let (kernels, durations) = (&self.ctx.kernels, &self.ctx.w.durations);
+        let capture = self.capture;
+        let captured = move |op| {
+            if capture {
+                NodeOut::Captured(op)
+            } else {
+                NodeOut::Command(op)
+            }
+        };
+        match self.graph.nodes[ni].work() {
+            NodeWork::Kernel { name, grid, block } => {
+                let w = work::kernel(kernels, durations, name, grid, block);
+                captured(self.op(ni, s, w))
+            }
+            NodeWork::Memset(m) => {
+                let w = work::blit(kernels, durations, FILL_KERNEL, m.bytes, None);
+                captured(self.op(ni, s, w))
+            }
+            NodeWork::Memcpy(m) => match copy_engine(m.direction, m.bytes) {
+                Engine::Host => NodeOut::Host,
+                Engine::Sdma => {
+                    let w = work::copy(durations, m.bytes, m.direction);
+                    NodeOut::Sdma(self.op(ni, s, w))
+                }
+                Engine::Blit => {
+                    let w = work::blit(kernels, durations, COPY_KERNEL, m.bytes, Some(m.direction));
+                    let op = self.op(ni, s, w);
+                    if copy_node_captured(m.direction) {
+                        captured(op)
+                    } else {
+                        NodeOut::Command(op)
+                    }
+                }
+            },
+        }
+    }
+
+    /// `EnqueueSegment`: the segment's nodes on `s`, after `waits`.
+    fn segment(
+        &mut self,
+        s: &Stream,
+        w: &Writer,
+        waits: Vec<Arc<Cmd>>,
+        nodes: &[usize],
+        rng: &mut Rng,
+    ) {
+        let mut g: Submit = s.submit(w);
+        if !waits.is_empty() {
+            g.barrier(waits, rng);
+        }
+        let mut batch = Vec::new();
+        for &ni in nodes {
+            match self.node(ni, s) {
+                NodeOut::Captured(op) => batch.push(op),
+                NodeOut::Command(op) => {
+                    g.dispatch_batch(std::mem::take(&mut batch), rng);
+                    g.dispatch(op, rng);
+                }
+                NodeOut::Sdma(op) => {
+                    g.dispatch_batch(std::mem::take(&mut batch), rng);
+                    g.copy(op);
+                }
+                NodeOut::Host => g.dispatch_batch(std::mem::take(&mut batch), rng),
+            }
+        }
+        g.dispatch_batch(batch, rng);
+    }
+}
+
+/// `UpdateStreams`: the launch stream, then parallel streams on queues of
+/// their own, then the rest; kept while the exec is launched on the same
+/// stream.
+fn launch_streams<'a>(launch: &'a Stream, exec: &'a RocmExec) -> Vec<&'a Stream> {
+    let mut last = lock(&exec.order);
+    let order = match &*last {
+        Some((stream, order)) if *stream == launch.id => order.clone(),
+        _ => {
+            let mut used = vec![launch.queue_id()];
+            let (mut own, mut collided) = (Vec::new(), Vec::new());
+            for (i, p) in exec.parallel.iter().enumerate() {
+                let q = p.queue_id();
+                if used.contains(&q) {
+                    collided.push(i);
+                } else {
+                    used.push(q);
+                    own.push(i);
+                }
+            }
+            own.extend(collided);
+            *last = Some((launch.id, own.clone()));
+            own
+        }
+    };
+    let mut streams = vec![launch];
+    streams.extend(order.iter().map(|&i| exec.parallel[i].as_ref()));
+    streams
+}
+
+pub(crate) fn launch(
+    ctx: &Ctx,
+    graph: &Graph,
+    exec: &RocmExec,
+    launch_stream: &Stream,
+    origin: Arc<Origin>,
+    w: &Writer,
+    rng: &mut Rng,
+) -> Launched {
+    let queue_id = launch_stream.queue_id();
+    let streams = launch_streams(launch_stream, exec);
+    let plan: &SegmentPlan = &exec.plan;
+    let mut b = Builder {
+        ctx,
+        capture: ctx.rocm.segment_scheduling != 0,
+        graph,
+        origin,
+        ordinal: 0,
+        packets: 0,
+        kernels: 0,
+    };
+    let mut on_stream = vec![0usize; plan.segments.len()];
+    let mut had_work = vec![false; streams.len()];
+    for (li, level) in plan.levels.iter().enumerate() {
+        let snapshot: Vec<Option<Arc<Cmd>>> = streams.iter().map(|s| s.last()).collect();
+        for (idx, &seg) in level.iter().enumerate() {
+            let si = idx % streams.len();
+            let mut from: Vec<usize> = Vec::new();
+            for &d in &plan.deps[seg] {
+                if on_stream[d] != si && !from.contains(&on_stream[d]) {
+                    from.push(on_stream[d]);
+                }
+            }
+            if li == 0 && si != 0 {
+                from.push(0);
+            }
+            let waits: Vec<Arc<Cmd>> = from.iter().filter_map(|&ds| snapshot[ds].clone()).collect();
+            on_stream[seg] = si;
+            had_work[si] = true;
+            b.segment(streams[si], w, waits, &plan.segments[seg], rng);
+        }
+    }
+    let joins: Vec<Arc<Cmd>> = (1..streams.len())
+        .filter(|&i| had_work[i])
+        .filter_map(|i| streams[i].last())
+        .collect();
+    let mut g = launch_stream.submit(w);
+    if !joins.is_empty() {
+        g.barrier(joins, rng);
+    }
+    g.barrier(Vec::new(), rng);
+    Launched {
+        packets: b.packets,
+        kernels: b.kernels,
+        queue_id,
+        record_queue_id: 0,
+        record_count: None,
+    }
+}

@@ -1,0 +1,66 @@
+//! What a submission model decides: which HW queue a stream's work goes
+//! to, and how a graph launch's and an eager call's packets get written,
+//! processed and timed. The HIP API side (calls, graphs, execs, truth of
+//! calls) is the same under both models.
+use super::context::Ctx;
+use super::graphs::Exec;
+use super::rng::Rng;
+use super::work::{OpWork, Origin};
+use crate::sdk::trace::StreamRef;
+use crate::workload::Memcpy;
+use std::sync::Arc;
+
+/// The device work of an eager call.
+pub(crate) enum Eager {
+    /// hipLaunchKernel.
+    Kernel(OpWork, u64),
+    /// hipMemsetAsync of this many bytes.
+    Memset(u64),
+    /// hipMemcpyAsync.
+    Memcpy(Memcpy),
+}
+
+/// What a launch submitted, and what the SDK's HIP_GRAPH record says.
+pub(crate) struct Launched {
+    /// Kernel and copy packets (barriers excluded).
+    pub packets: u32,
+    /// Kernels really dispatched (blit kernels included).
+    pub kernels: u64,
+    /// The launch stream's HW queue when the launch began.
+    pub queue_id: u64,
+    /// The record's queue id.
+    pub record_queue_id: u64,
+    /// The record's kernel_dispatch_count; None: the SDK's own count
+    /// (dispatches intercepted on the launching thread during the launch).
+    pub record_count: Option<u64>,
+}
+
+pub(crate) trait Submission: Sync {
+    type Stream: Send + Sync;
+    type Exec: Send + Sync;
+
+    /// Inside hipStreamCreate: the new stream on `device`.
+    fn create_stream(&self, ctx: &Ctx, r: StreamRef, device: u32) -> Self::Stream;
+    /// Inside hipStreamDestroy.
+    fn destroy_stream(&self, s: &Self::Stream);
+    fn stream_ref(s: &Self::Stream) -> StreamRef;
+    fn stream_device(s: &Self::Stream) -> u32;
+    /// Inside hipGraphInstantiate of graph `gi` on `device`.
+    fn instantiate(&self, ctx: &Ctx, gi: usize, device: u32) -> Self::Exec;
+    /// Inside hipGraphExecDestroy.
+    fn destroy_exec(&self, e: Self::Exec);
+    /// Inside hipGraphLaunch, between the SDK's EXEC_LAUNCH ENTER and EXIT.
+    fn launch(
+        &self,
+        ctx: &Ctx,
+        e: &Exec<Self::Exec>,
+        s: &Self::Stream,
+        origin: Arc<Origin>,
+        rng: &mut Rng,
+    ) -> Launched;
+    /// Inside an eager call (hipLaunchKernel, hipMemsetAsync, hipMemcpyAsync).
+    fn eager(&self, ctx: &Ctx, s: &Self::Stream, work: Eager, origin: Arc<Origin>, rng: &mut Rng);
+    /// After every thread finished: what the run's streams and execs held
+    /// goes back (each run stands for one program).
+    fn end_run(&self);
+}

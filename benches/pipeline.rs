@@ -137,6 +137,7 @@ fn pipeline(c: &mut Criterion) {
                     queue_id: row.queue,
                     dispatch_id: Some(row.dispatch_id),
                     start_ns: row.start_ns,
+                    end_ns: row.end_ns,
                 })
                 .collect();
             let evidence = WindowEvidence {

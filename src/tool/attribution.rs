@@ -18,12 +18,12 @@ use super::presence::Presence;
 use activity_store::{CopyDirection, FinalisedWindow};
 use dashmap::DashMap;
 use graph_attribution::{
-    attribute_window, Call, CallWork, Direction, ExecHandle, ExecIdentity, GraphKey,
+    attribute_window, BlitKind, Call, CallWork, Direction, ExecHandle, ExecIdentity, GraphKey,
     GraphStructure, KernelShape, KeyVerdict, LaunchCall, LaunchTracker, LaunchedExec, LinkVerdict,
     Observation, Observed, SessionMemory, TrackerConfig, WindowEvidence,
 };
 use rocprofiler_sys::*;
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, RwLock};
 
@@ -67,8 +67,8 @@ pub struct Attribution {
     captures: Captures,
     /// Host stub -> kernel id (HOST_KERNEL_SYMBOL_REGISTER).
     stubs: RwLock<HashMap<u64, u64>>,
-    /// Kernel ids of the runtime's blit kernels.
-    blits: RwLock<HashSet<u64>>,
+    /// Kernel ids of the runtime's blit kernels, and which kind each is.
+    blits: RwLock<HashMap<u64, BlitKind>>,
     /// Device work of the calls of open windows, by correlation id.
     works: DashMap<u64, CallWork>,
     presence: Presence,
@@ -97,7 +97,7 @@ impl Attribution {
             structure: GraphStructure::new(),
             captures: Captures::default(),
             stubs: RwLock::new(HashMap::new()),
-            blits: RwLock::new(HashSet::new()),
+            blits: RwLock::new(HashMap::new()),
             works: DashMap::new(),
             presence: Presence::default(),
             memory: Mutex::new(SessionMemory::new()),
@@ -130,7 +130,7 @@ impl Attribution {
             self.blits
                 .write()
                 .unwrap_or_else(|p| p.into_inner())
-                .insert(kernel_id);
+                .insert(kernel_id, BlitKind::of_kernel(name));
         }
     }
 
@@ -359,8 +359,8 @@ impl Attribution {
         for row in window.kernels.rows() {
             observations.push(Observation {
                 correlation_id: row.correlation_id,
-                observed: if blits.contains(&row.kernel_id) {
-                    Observed::Blit
+                observed: if let Some(&kind) = blits.get(&row.kernel_id) {
+                    Observed::Blit(kind)
                 } else {
                     Observed::Kernel(KernelShape {
                         kernel_id: row.kernel_id,
@@ -371,6 +371,7 @@ impl Attribution {
                 queue_id: row.queue,
                 dispatch_id: Some(row.dispatch_id),
                 start_ns: row.start_ns,
+                end_ns: row.end_ns,
             });
         }
         // A copy whose direction the decoder could not read matches nothing
@@ -389,6 +390,7 @@ impl Attribution {
                 queue_id: 0,
                 dispatch_id: None,
                 start_ns: row.start_ns,
+                end_ns: row.end_ns,
             });
         }
         let mut works: HashMap<u64, CallWork> = works.into_iter().collect();

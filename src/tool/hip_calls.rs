@@ -10,8 +10,8 @@
 //! attribution rules treat as "may have produced anything". Erring towards
 //! `Unknown` only withholds more.
 use graph_attribution::{
-    CallWork, Direction, ExecHandle, GraphHandle, GraphStructure, HostKernel, NodeHandle, NodeWork,
-    Output,
+    BlitKind, CallWork, Direction, ExecHandle, GraphHandle, GraphStructure, HostKernel, NodeHandle,
+    NodeWork, Output,
 };
 use once_cell::sync::Lazy;
 use rocprofiler_sys::hip_api_names::RUNTIME_API_NAMES;
@@ -243,7 +243,7 @@ fn direction(kind_value: i32) -> Option<Option<Direction>> {
 /// (rocblit.cpp `KernelBlitManager::copyBuffer`).
 fn copy_output(direction: Option<Direction>, bytes: u64) -> Output {
     match direction {
-        Some(Direction::DeviceToDevice) => Output::Blit,
+        Some(Direction::DeviceToDevice) => Output::Blit(BlitKind::Copy),
         direction => Output::BlitOrCopy { direction, bytes },
     }
 }
@@ -292,7 +292,7 @@ pub unsafe fn work_at_enter(
                 None => CallWork::Unknown,
             }
         }
-        Role::Memset => CallWork::Output(Output::Blit),
+        Role::Memset => CallWork::Output(Output::Blit(BlitKind::Fill)),
         Role::GraphLaunch => {
             // SAFETY: hipGraphLaunch and _spt take (graphExec, stream).
             let a = unsafe { args.hipGraphLaunch };

@@ -9,7 +9,7 @@ use crate::evidence::{CallWork, WindowEvidence};
 use crate::ids::{AttributionId, NodeId};
 use crate::intervals::Intervals;
 use crate::structure::{ExecContents, NodeWork};
-use crate::work::{KernelLookup, MatchKey, Output};
+use crate::work::{BlitKind, KernelLookup, MatchKey, Output};
 
 /// One record a call will produce, and which node of its exec it is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -90,11 +90,11 @@ fn resolve_exec(contents: &ExecContents, kernels: &dyn KernelLookup) -> Option<R
     for (index, node) in contents.nodes.iter().enumerate() {
         let output = match node.work {
             NodeWork::Kernel(kernel) => kernel.resolve(kernels)?,
-            NodeWork::Memset => Output::Blit,
+            NodeWork::Memset => Output::Blit(BlitKind::Fill),
             NodeWork::Memcpy {
                 direction: Some(crate::work::Direction::DeviceToDevice),
                 ..
-            } => Output::Blit,
+            } => Output::Blit(BlitKind::Copy),
             NodeWork::Memcpy { direction, bytes } => Output::BlitOrCopy { direction, bytes },
             NodeWork::NoDispatch => continue,
             NodeWork::Unknown => return None,

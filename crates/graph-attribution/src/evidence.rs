@@ -23,6 +23,7 @@ pub struct Observation {
     /// for copies.
     pub dispatch_id: Option<u64>,
     pub start_ns: u64,
+    pub end_ns: u64,
 }
 
 /// What one HIP call may put on the device.

@@ -54,7 +54,8 @@
 //!     observed: Observed::Kernel(KernelShape { kernel_id, grid: [65536, 1, 1], block: [256, 1, 1] }),
 //!     queue_id: 1,
 //!     dispatch_id: Some(dispatch_id),
-//!     start_ns: 300 + dispatch_id,
+//!     start_ns: 300 + 10 * dispatch_id,
+//!     end_ns: 305 + 10 * dispatch_id,
 //! };
 //! let observations = [record(8, 2), record(7, 1)];
 //! let evidence = WindowEvidence {
@@ -105,4 +106,4 @@ pub use structure::{ExecContents, GraphHandle, GraphStructure, NodeHandle, NodeS
 pub use tracker::SeedNaive;
 pub use tracker::{LaunchCall, LaunchTracker, TrackerConfig, DEFAULT_LAUNCH_LOG_CAPACITY};
 pub use verdict::{KeyProof, KeyVerdict, LinkProof, LinkVerdict, Reason, Summary};
-pub use work::{Direction, HostKernel, KernelLookup, KernelShape, Observed, Output};
+pub use work::{BlitKind, Direction, HostKernel, KernelLookup, KernelShape, Observed, Output};

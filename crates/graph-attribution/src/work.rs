@@ -39,15 +39,41 @@ pub struct KernelShape {
     pub block: [u32; 3],
 }
 
+/// Which of the runtime's own kernels a blit is (rocclr rocblit.hpp
+/// `BlitName`: `__amd_rocclr_fillBuffer*` for memsets, `__amd_rocclr_copy*`
+/// for copies).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum BlitKind {
+    Fill,
+    Copy,
+    /// Another rocclr kernel (stream operations, the scheduler...): no HIP
+    /// call the tool models produces one.
+    Other,
+}
+
+impl BlitKind {
+    /// The kind of a rocclr blit kernel, by its symbol name.
+    pub fn of_kernel(name: &str) -> BlitKind {
+        let name = name.trim_start_matches("__amd_rocclr_");
+        if name.starts_with("fill") {
+            BlitKind::Fill
+        } else if name.starts_with("copy") {
+            BlitKind::Copy
+        } else {
+            BlitKind::Other
+        }
+    }
+}
+
 /// What one completed record shows about the work that produced it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Observed {
     /// A kernel the program launched.
     Kernel(KernelShape),
     /// One of the runtime's own blit kernels (rocclr's `__amd_rocclr_*`
-    /// fills and buffer copies). The runtime picks their kernel and shape
-    /// itself, so all blits look alike to a tool.
-    Blit,
+    /// fills and buffer copies). The runtime picks the exact kernel and its
+    /// shape itself, so a tool can only tell fills from copies.
+    Blit(BlitKind),
     /// A copy-engine (SDMA) transfer.
     Copy { direction: Direction, bytes: u64 },
 }
@@ -60,7 +86,7 @@ impl fmt::Display for Observed {
                 "kernel {} grid {:?} block {:?}",
                 k.kernel_id, k.grid, k.block
             ),
-            Observed::Blit => f.write_str("blit kernel"),
+            Observed::Blit(kind) => write!(f, "{kind:?} blit kernel"),
             Observed::Copy { direction, bytes } => write!(f, "{direction:?} copy of {bytes} bytes"),
         }
     }
@@ -71,7 +97,7 @@ impl fmt::Display for Observed {
 pub enum Output {
     Kernel(KernelShape),
     /// A fill, or a device-to-device buffer copy: a blit kernel.
-    Blit,
+    Blit(BlitKind),
     /// A copy that involves host memory: rocclr runs it as a blit kernel or
     /// on the copy engine depending on its size and the memory's kind
     /// (rocblit.cpp `KernelBlitManager::copyBuffer`), which a tool cannot
@@ -87,8 +113,8 @@ impl Output {
     pub fn matches(&self, observed: &Observed) -> bool {
         match (self, observed) {
             (Output::Kernel(a), Observed::Kernel(b)) => a == b,
-            (Output::Blit, Observed::Blit) => true,
-            (Output::BlitOrCopy { .. }, Observed::Blit) => true,
+            (Output::Blit(a), Observed::Blit(b)) => a == b && *a != BlitKind::Other,
+            (Output::BlitOrCopy { .. }, Observed::Blit(BlitKind::Copy)) => true,
             (
                 Output::BlitOrCopy { direction, bytes },
                 Observed::Copy {
@@ -104,14 +130,14 @@ impl Output {
     pub(crate) fn keys(&self) -> impl Iterator<Item = MatchKey> {
         let (first, copies): (MatchKey, &'static [Direction]) = match *self {
             Output::Kernel(shape) => (MatchKey::Kernel(shape), &[]),
-            Output::Blit => (MatchKey::Blit, &[]),
+            Output::Blit(kind) => (MatchKey::Blit(kind), &[]),
             Output::BlitOrCopy {
                 direction: None, ..
-            } => (MatchKey::Blit, &Direction::ALL),
+            } => (MatchKey::Blit(BlitKind::Copy), &Direction::ALL),
             Output::BlitOrCopy {
                 direction: Some(d), ..
             } => (
-                MatchKey::Blit,
+                MatchKey::Blit(BlitKind::Copy),
                 match d {
                     Direction::HostToHost => &[Direction::HostToHost],
                     Direction::HostToDevice => &[Direction::HostToDevice],
@@ -135,7 +161,7 @@ impl Output {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub(crate) enum MatchKey {
     Kernel(KernelShape),
-    Blit,
+    Blit(BlitKind),
     Copy(Direction),
 }
 
@@ -143,7 +169,7 @@ impl MatchKey {
     pub(crate) fn of(observed: &Observed) -> MatchKey {
         match *observed {
             Observed::Kernel(shape) => MatchKey::Kernel(shape),
-            Observed::Blit => MatchKey::Blit,
+            Observed::Blit(kind) => MatchKey::Blit(kind),
             Observed::Copy { direction, .. } => MatchKey::Copy(direction),
         }
     }
@@ -223,13 +249,16 @@ mod tests {
             !k.matches(&Observed::Kernel(wider)),
             "same kernel, other shape"
         );
-        assert!(!k.matches(&Observed::Blit));
-        assert!(Output::Blit.matches(&Observed::Blit));
+        assert!(!k.matches(&Observed::Blit(BlitKind::Copy)));
+        assert!(Output::Blit(BlitKind::Fill).matches(&Observed::Blit(BlitKind::Fill)));
+        assert!(!Output::Blit(BlitKind::Fill).matches(&Observed::Blit(BlitKind::Copy)));
+        assert!(!Output::Blit(BlitKind::Other).matches(&Observed::Blit(BlitKind::Other)));
         let h2d = Output::BlitOrCopy {
             direction: Some(Direction::HostToDevice),
             bytes: 4096,
         };
-        assert!(h2d.matches(&Observed::Blit));
+        assert!(h2d.matches(&Observed::Blit(BlitKind::Copy)));
+        assert!(!h2d.matches(&Observed::Blit(BlitKind::Fill)));
         assert!(h2d.matches(&Observed::Copy {
             direction: Direction::HostToDevice,
             bytes: 4096
@@ -256,7 +285,8 @@ mod tests {
     fn an_output_is_indexed_under_every_key_a_matching_record_has() {
         let outputs = [
             Output::Kernel(shape(3)),
-            Output::Blit,
+            Output::Blit(BlitKind::Fill),
+            Output::Blit(BlitKind::Copy),
             Output::BlitOrCopy {
                 direction: Some(Direction::DeviceToHost),
                 bytes: 10,
@@ -268,7 +298,8 @@ mod tests {
         ];
         let records = [
             Observed::Kernel(shape(3)),
-            Observed::Blit,
+            Observed::Blit(BlitKind::Fill),
+            Observed::Blit(BlitKind::Copy),
             Observed::Copy {
                 direction: Direction::DeviceToHost,
                 bytes: 10,
@@ -289,6 +320,30 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn blit_kernels_are_told_apart_by_their_family() {
+        assert_eq!(
+            BlitKind::of_kernel("__amd_rocclr_fillBufferAligned"),
+            BlitKind::Fill
+        );
+        assert_eq!(
+            BlitKind::of_kernel("__amd_rocclr_fillBufferAligned2D"),
+            BlitKind::Fill
+        );
+        assert_eq!(
+            BlitKind::of_kernel("__amd_rocclr_copyBuffer"),
+            BlitKind::Copy
+        );
+        assert_eq!(
+            BlitKind::of_kernel("__amd_rocclr_copyBufferRectAligned"),
+            BlitKind::Copy
+        );
+        assert_eq!(
+            BlitKind::of_kernel("__amd_rocclr_streamOpsWrite"),
+            BlitKind::Other
+        );
     }
 
     #[test]

@@ -11,7 +11,7 @@ use std::collections::HashMap;
 use crate::calls::{CallIndex, Produced, Produces};
 use crate::evidence::Observation;
 use crate::ids::AttributionId;
-use crate::work::{Direction, Observed, Output};
+use crate::work::{BlitKind, Direction, Observed, Output};
 
 /// Execs (attribution ids) whose isolated launches contradict their graph.
 pub(crate) fn contradicted(
@@ -72,16 +72,17 @@ pub(crate) fn produces_exactly(outputs: &[Produced], records: &[Observed]) -> bo
     if outputs.len() != records.len() {
         return false;
     }
-    let mut kernels: HashMap<Observed, i64> = HashMap::new();
-    let mut blits = 0i64;
+    // Exact outputs (kernels, fills, device copies), and the copies that may
+    // have become a copy blit or an engine copy.
+    let mut exact: HashMap<Observed, i64> = HashMap::new();
     // (direction, bytes) -> outputs that may be that copy; `None` direction last.
     let mut specific: HashMap<(Direction, u64), i64> = HashMap::new();
     let mut any_direction: HashMap<u64, i64> = HashMap::new();
     let mut alternatives = 0i64;
     for p in outputs {
         match p.output {
-            Output::Kernel(shape) => *kernels.entry(Observed::Kernel(shape)).or_default() += 1,
-            Output::Blit => blits += 1,
+            Output::Kernel(shape) => *exact.entry(Observed::Kernel(shape)).or_default() += 1,
+            Output::Blit(kind) => *exact.entry(Observed::Blit(kind)).or_default() += 1,
             Output::BlitOrCopy { direction, bytes } => {
                 alternatives += 1;
                 match direction {
@@ -91,14 +92,16 @@ pub(crate) fn produces_exactly(outputs: &[Produced], records: &[Observed]) -> bo
             }
         }
     }
-    let mut blit_records = 0i64;
+    let mut copy_blits = 0i64;
     for r in records {
         match *r {
-            Observed::Kernel(_) => match kernels.get_mut(r) {
+            Observed::Blit(BlitKind::Copy) if exact.get(r).is_none_or(|n| *n == 0) => {
+                copy_blits += 1
+            }
+            Observed::Kernel(_) | Observed::Blit(_) => match exact.get_mut(r) {
                 Some(n) if *n > 0 => *n -= 1,
                 _ => return false,
             },
-            Observed::Blit => blit_records += 1,
             Observed::Copy { direction, bytes } => {
                 if let Some(n) = specific.get_mut(&(direction, bytes)).filter(|n| **n > 0) {
                     *n -= 1;
@@ -111,5 +114,5 @@ pub(crate) fn produces_exactly(outputs: &[Produced], records: &[Observed]) -> bo
             }
         }
     }
-    kernels.values().all(|&n| n == 0) && blit_records == blits + alternatives
+    exact.values().all(|&n| n == 0) && copy_blits == alternatives
 }

@@ -1,22 +1,30 @@
-//! Rule 4: nodes of one exec that run the same kernel, told apart by their
-//! dependencies.
+//! Rule 4: nodes of one launch that did the same work, told apart by when
+//! they ran relative to their dependencies.
 //!
-//! When an exec runs one kernel (with one launch shape) at several nodes,
-//! what ran cannot say which node a record is. If those nodes are totally
-//! ordered by the graph's dependencies, every launch runs them in that
-//! order and each starts only after the one it waits for has ended (HIP
-//! enforces a node's dependencies with in-order queues and barrier
-//! packets), so sorting one launch's records of that kernel by start time
-//! gives them in dependency order. It needs every such record of the launch
-//! linked to it (rules 3 and 5), and as many as the exec has such nodes.
+//! When an exec runs one kernel (with one launch shape), or several blits,
+//! at several nodes, what ran cannot say which node a record is. When ran
+//! can: HIP starts a node only after every node it depends on has ended
+//! (in-order queues and barrier packets, hip_graph_internal.cpp), so record
+//! r can be node n only if it started after every node n waits for ended,
+//! and ended before every node that waits for n started. Those nodes'
+//! records are known when earlier rules proved their keys; between the
+//! records of one group, the same holds pairwise. If exactly one
+//! assignment of the group's records to its nodes satisfies every such
+//! condition, it is the truth (the truth always satisfies them). It needs
+//! every record of the group linked to the launch (rules 3 and 5), and as
+//! many records as the exec has such nodes.
 
 use std::collections::HashMap;
 
-use crate::calls::{CallIndex, Produces};
+use crate::calls::{CallIndex, Produces, ResolvedExec};
 use crate::evidence::Observation;
 use crate::ids::{GraphKey, NodeId};
 use crate::verdict::{KeyProof, KeyVerdict, LinkVerdict, Reason};
 use crate::work::Observed;
+
+/// Groups larger than this are not searched (the search is exponential in
+/// the worst case; such groups stay withheld).
+const LARGEST_GROUP: usize = 12;
 
 pub(crate) fn apply(
     index: &CallIndex<'_>,
@@ -24,32 +32,20 @@ pub(crate) fn apply(
     keys: &mut [KeyVerdict],
     links: &[LinkVerdict],
 ) {
-    // (call, what ran) -> this launch's records of it that are linked to it.
-    // Grouped by the whole record (a copy's size too), so one group's nodes
-    // are exactly the nodes that could have produced each of its records.
-    let mut linked: HashMap<(u32, Observed), Vec<usize>> = HashMap::new();
-    let mut waiting = false;
+    // call -> its linked records; only calls with records waiting here.
+    let mut linked: HashMap<u32, Vec<usize>> = HashMap::new();
+    let mut waiting: Vec<u32> = Vec::new();
     for (i, link) in links.iter().enumerate() {
-        if let Some(corr) = link.correlation_id() {
-            if let Some(call) = index.call_of(corr) {
-                linked
-                    .entry((call, observations[i].observed))
-                    .or_default()
-                    .push(i);
-                waiting |= keys[i] == KeyVerdict::Withheld(Reason::RepeatedKernel);
+        if let Some(call) = link.correlation_id().and_then(|c| index.call_of(c)) {
+            linked.entry(call).or_default().push(i);
+            if keys[i] == KeyVerdict::Withheld(Reason::RepeatedKernel) {
+                waiting.push(call);
             }
         }
     }
-    if !waiting {
-        return;
-    }
-    for ((call, _), mut records) in linked {
-        if !records
-            .iter()
-            .any(|&i| keys[i] == KeyVerdict::Withheld(Reason::RepeatedKernel))
-        {
-            continue;
-        }
+    waiting.sort_unstable();
+    waiting.dedup();
+    for call in waiting {
         let Produces::Graph {
             graph_id: Some(graph_id),
             exec,
@@ -57,36 +53,161 @@ pub(crate) fn apply(
         else {
             continue;
         };
-        let observed = observations[records[0]].observed;
-        let mut nodes: Vec<u32> = exec
-            .outputs
+        let records = &linked[&call];
+        // Where each node of this launch ran, for the ones already proven.
+        let proven: HashMap<u32, (u64, u64)> = records
             .iter()
-            .filter(|p| p.output.matches(&observed))
-            .filter_map(|p| p.node.map(|n| n.0))
+            .filter_map(|&i| match keys[i] {
+                KeyVerdict::Key { key, .. } if key.graph_id == *graph_id => Some((
+                    key.node.0,
+                    (observations[i].start_ns, observations[i].end_ns),
+                )),
+                _ => None,
+            })
             .collect();
-        nodes.sort_unstable();
-        if nodes.len() != records.len() || !exec.is_chain(nodes.clone()) {
-            continue;
+        // (what ran) -> its records of this launch still waiting.
+        let mut groups: HashMap<Observed, Vec<usize>> = HashMap::new();
+        for &i in records {
+            if keys[i] == KeyVerdict::Withheld(Reason::RepeatedKernel) {
+                groups.entry(observations[i].observed).or_default().push(i);
+            }
         }
-        records.sort_unstable_by_key(|&i| observations[i].start_ns);
-        if records
-            .windows(2)
-            .any(|w| observations[w[0]].start_ns == observations[w[1]].start_ns)
-        {
-            continue;
-        }
-        for (i, node) in records.into_iter().zip(nodes) {
-            let proven = GraphKey::new(*graph_id, NodeId(node));
-            keys[i] = match keys[i] {
-                KeyVerdict::Withheld(Reason::RepeatedKernel) => KeyVerdict::Key {
-                    key: proven,
-                    proof: KeyProof::DependencyOrder,
-                },
-                KeyVerdict::Key { key, .. } if key != proven => {
-                    KeyVerdict::Withheld(Reason::Ambiguous)
+        for (observed, group) in groups {
+            // The nodes that could have produced these records and are not
+            // already proven. Each node produces one record, and each of the
+            // group's records came from one of them, so equal counts make the
+            // group exactly those nodes' records.
+            let nodes: Vec<u32> = exec
+                .outputs
+                .iter()
+                .filter(|p| p.output.matches(&observed))
+                .filter_map(|p| p.node.map(|n| n.0))
+                .filter(|n| !proven.contains_key(n))
+                .collect();
+            if nodes.len() != group.len() || group.len() > LARGEST_GROUP {
+                continue;
+            }
+            let times: Vec<(u64, u64)> = group
+                .iter()
+                .map(|&i| (observations[i].start_ns, observations[i].end_ns))
+                .collect();
+            if let Some(assignment) = unique_assignment(exec, &nodes, &times, &proven) {
+                for (slot, &i) in group.iter().enumerate() {
+                    keys[i] = KeyVerdict::Key {
+                        key: GraphKey::new(*graph_id, NodeId(nodes[assignment[slot]])),
+                        proof: KeyProof::DependencyOrder,
+                    };
                 }
-                other => other,
-            };
+            }
+        }
+    }
+}
+
+/// For each record (by position in `times`), the position in `nodes` of the
+/// only node it can be, or `None` when no assignment or several fit.
+fn unique_assignment(
+    exec: &ResolvedExec,
+    nodes: &[u32],
+    times: &[(u64, u64)],
+    proven: &HashMap<u32, (u64, u64)>,
+) -> Option<Vec<usize>> {
+    let n = nodes.len();
+    // allowed[node][record]: the record's times fit the node's proven
+    // ancestors and descendants.
+    let allowed: Vec<Vec<bool>> = nodes
+        .iter()
+        .map(|&node| {
+            let after = proven
+                .iter()
+                .filter(|(&other, _)| exec.depends_on(node, other))
+                .map(|(_, &(_, end))| end)
+                .max()
+                .unwrap_or(0);
+            let before = proven
+                .iter()
+                .filter(|(&other, _)| exec.depends_on(other, node))
+                .map(|(_, &(start, _))| start)
+                .min()
+                .unwrap_or(u64::MAX);
+            times
+                .iter()
+                .map(|&(start, end)| start >= after && end <= before)
+                .collect()
+        })
+        .collect();
+    // ordered[a][b]: node a must end before node b starts.
+    let ordered: Vec<Vec<bool>> = nodes
+        .iter()
+        .map(|&a| nodes.iter().map(|&b| exec.depends_on(b, a)).collect())
+        .collect();
+    let mut chosen: Vec<Option<usize>> = vec![None; n]; // node -> record
+    let mut used = vec![false; n];
+    let mut found: Option<Vec<Option<usize>>> = None;
+    let mut count = 0;
+    search(
+        0,
+        &allowed,
+        &ordered,
+        times,
+        &mut chosen,
+        &mut used,
+        &mut found,
+        &mut count,
+    );
+    if count != 1 {
+        return None;
+    }
+    let by_node = found?;
+    let mut by_record = vec![0; n];
+    for (node, record) in by_node.into_iter().enumerate() {
+        by_record[record?] = node;
+    }
+    Some(by_record)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn search(
+    node: usize,
+    allowed: &[Vec<bool>],
+    ordered: &[Vec<bool>],
+    times: &[(u64, u64)],
+    chosen: &mut Vec<Option<usize>>,
+    used: &mut Vec<bool>,
+    found: &mut Option<Vec<Option<usize>>>,
+    count: &mut u32,
+) {
+    if *count > 1 {
+        return;
+    }
+    if node == allowed.len() {
+        *count += 1;
+        *found = Some(chosen.clone());
+        return;
+    }
+    for record in 0..times.len() {
+        if used[record] || !allowed[node][record] {
+            continue;
+        }
+        let fits = (0..node).all(|other| {
+            let r = chosen[other].expect("earlier nodes are chosen");
+            (!ordered[other][node] || times[r].1 <= times[record].0)
+                && (!ordered[node][other] || times[record].1 <= times[r].0)
+        });
+        if fits {
+            used[record] = true;
+            chosen[node] = Some(record);
+            search(
+                node + 1,
+                allowed,
+                ordered,
+                times,
+                chosen,
+                used,
+                found,
+                count,
+            );
+            chosen[node] = None;
+            used[record] = false;
         }
     }
 }

@@ -15,12 +15,12 @@ use crate::evidence::Observation;
 use crate::ids::GraphKey;
 use crate::session::SessionMemory;
 use crate::verdict::{KeyVerdict, LinkVerdict, Reason};
-use crate::work::Observed;
+use crate::work::{BlitKind, Observed};
 
 /// What must stay the same under one key.
 fn work(observed: &Observed) -> Observed {
     match observed {
-        Observed::Copy { .. } => Observed::Blit,
+        Observed::Copy { .. } => Observed::Blit(BlitKind::Copy),
         other => *other,
     }
 }

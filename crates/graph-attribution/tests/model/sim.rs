@@ -37,7 +37,7 @@ use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::Arc;
 
 use graph_attribution::{
-    AttributionId, Call, CallWork, Direction, ExecContents, ExecHandle, GraphHandle,
+    AttributionId, BlitKind, Call, CallWork, Direction, ExecContents, ExecHandle, GraphHandle,
     GraphStructure, HostKernel, KernelShape, NodeHandle, NodeWork, Observation, Observed, Output,
     Span,
 };
@@ -120,7 +120,8 @@ impl GraphDef {
     pub fn output(&self, n: usize, kernels: &HashMap<u64, u64>) -> Option<Output> {
         match self.nodes[n].kind {
             NodeKind::Kernel(k) => Some(Output::Kernel(shape(k, kernels))),
-            NodeKind::Memset | NodeKind::CopyD2D { .. } => Some(Output::Blit),
+            NodeKind::Memset => Some(Output::Blit(BlitKind::Fill)),
+            NodeKind::CopyD2D { .. } => Some(Output::Blit(BlitKind::Copy)),
             NodeKind::CopyHost {
                 direction,
                 declared,
@@ -598,6 +599,7 @@ impl Sim {
                                 queue_id: queue,
                                 dispatch_id: Some(self.dispatch),
                                 start_ns: 0,
+                                end_ns: 0,
                             },
                             truth,
                             time: now,
@@ -619,6 +621,7 @@ impl Sim {
                         queue_id: 0,
                         dispatch_id: None,
                         start_ns: 0,
+                        end_ns: 0,
                     },
                     truth,
                     time: now,
@@ -681,9 +684,14 @@ impl Sim {
             }
             Op::Memset | Op::CopyD2D => {
                 let gpu = self.item(after.clone());
-                let record = Some((Observed::Blit, eager));
+                let kind = if matches!(op, Op::Memset) {
+                    BlitKind::Fill
+                } else {
+                    BlitKind::Copy
+                };
+                let record = Some((Observed::Blit(kind), eager));
                 self.batch(&mut steps, queue, vec![Packet { record, gpu }]);
-                CallWork::Output(Output::Blit)
+                CallWork::Output(Output::Blit(kind))
             }
             Op::CopyHost {
                 direction,
@@ -695,7 +703,7 @@ impl Sim {
                 if sdma {
                     steps.push_back(Micro::Sdma(Observed::Copy { direction, bytes }, eager, gpu));
                 } else {
-                    let record = Some((Observed::Blit, eager));
+                    let record = Some((Observed::Blit(BlitKind::Copy), eager));
                     self.batch(&mut steps, queue, vec![Packet { record, gpu }]);
                 }
                 CallWork::Output(Output::BlitOrCopy {
@@ -837,8 +845,9 @@ impl Sim {
             }
             let record = match node.kind {
                 NodeKind::Kernel(k) => Some(Observed::Kernel(shape(k, &self.kernels))),
-                NodeKind::Memset | NodeKind::CopyD2D { .. } | NodeKind::CopyHost { .. } => {
-                    Some(Observed::Blit)
+                NodeKind::Memset => Some(Observed::Blit(BlitKind::Fill)),
+                NodeKind::CopyD2D { .. } | NodeKind::CopyHost { .. } => {
+                    Some(Observed::Blit(BlitKind::Copy))
                 }
                 NodeKind::Empty => None,
             };
@@ -929,6 +938,7 @@ impl Sim {
         }
         for r in &mut self.records {
             r.observation.start_ns = self.gpu[r.gpu].start;
+            r.observation.end_ns = self.gpu[r.gpu].end;
         }
         Trace {
             calls: self.calls.into_iter().map(|(c, _)| c).collect(),

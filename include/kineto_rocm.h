@@ -23,6 +23,8 @@ enum kineto_rocm_status {
     KINETO_ROCM_SDK_ERROR = 2,   /* the SDK returned an error status */
     KINETO_ROCM_USAGE_ERROR = 3, /* wrong order or bad argument */
     KINETO_ROCM_IO_ERROR = 4,    /* the trace file could not be written */
+    KINETO_ROCM_INTERNAL_ERROR = 5, /* a bug (a caught panic); the call's
+                                       result is lost, nothing else */
 };
 
 /* Starts a trace window (configuring the SDK first if it has not been). */
@@ -39,7 +41,6 @@ void kineto_rocm_pop_correlation_id(int domain);
 const char* kineto_rocm_unavailable_reason(void);
 /* Registers the kineto child profiler with libkineto::api() (C++ face). */
 int kineto_rocm_register_kineto_profiler(void);
-
 #ifdef __cplusplus
 }
 #endif

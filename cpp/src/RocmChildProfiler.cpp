@@ -1,6 +1,7 @@
 #include "kineto_rocm/RocmChildProfiler.h"
 
 #include "ActivityConvert.h"
+#include "FaceGuard.h"
 #include "KinetoCompat.h"
 #pragma GCC visibility push(default)
 #include "kineto_rocm.h"
@@ -9,7 +10,6 @@
 #include <libkineto.h>
 
 #include <atomic>
-#include <cstdio>
 #include <exception>
 #include <string>
 
@@ -18,22 +18,6 @@ namespace kineto_rocm {
 using libkineto::ActivityType;
 
 namespace {
-
-void logError(const char* where, const char* what) {
-  std::fprintf(stderr, "kineto-rocm: %s failed: %s\n", where, what);
-}
-
-// Every override runs inside this: nothing escapes into kineto.
-template <typename F>
-void guarded(const char* where, F&& f) {
-  try {
-    f();
-  } catch (const std::exception& e) {
-    logError(where, e.what());
-  } catch (...) {
-    logError(where, "unknown exception");
-  }
-}
 
 bool isNumber(const std::string& v) {
   if (v.empty()) {
@@ -93,7 +77,7 @@ RocmChildSession::RocmChildSession(std::set<ActivityType> types)
     : types_(std::move(types)) {}
 
 RocmChildSession::~RocmChildSession() {
-  guarded("~RocmChildSession", [&] {
+  guard("~RocmChildSession", [&] {
     if (collecting_ && !stopped_) {
       RocmActivityApi::singleton().disableActivities(types_);
     }
@@ -101,7 +85,7 @@ RocmChildSession::~RocmChildSession() {
 }
 
 void RocmChildSession::start() {
-  guarded("start", [&] {
+  guard("start", [&] {
     auto& api = RocmActivityApi::singleton();
     api.clearActivities();
     unavailable_ = api.unavailableReason();
@@ -114,7 +98,7 @@ void RocmChildSession::start() {
 }
 
 void RocmChildSession::stop() {
-  guarded("stop", [&] {
+  guard("stop", [&] {
     auto& api = RocmActivityApi::singleton();
     if (collecting_ && !stopped_) {
       api.disableActivities(types_);
@@ -142,7 +126,7 @@ void RocmChildSession::processTrace(
     libkineto::getLinkedActivityCallback getLinkedActivity,
     int64_t startTime,
     int64_t endTime) {
-  guarded("processTrace", [&] {
+  guard("processTrace", [&] {
     if (!collecting_) {
       return;
     }
@@ -167,7 +151,7 @@ void RocmChildSession::processTrace(
 
 std::unique_ptr<libkineto::DeviceInfo> RocmChildSession::getDeviceInfo() {
   std::unique_ptr<libkineto::DeviceInfo> out;
-  guarded("getDeviceInfo", [&] {
+  guard("getDeviceInfo", [&] {
     if (devices_.empty()) {
       return;
     }
@@ -183,10 +167,9 @@ std::unique_ptr<libkineto::DeviceInfo> RocmChildSession::getDeviceInfo() {
 
 std::vector<libkineto::ResourceInfo> RocmChildSession::getResourceInfos() {
   std::vector<libkineto::ResourceInfo> out;
-  guarded("getResourceInfos", [&] {
-    for (const auto& s : streams_) {
-      out.push_back(compat::makeResourceInfo(
-          s.device, s.stream, s.stream, "stream " + std::to_string(s.stream)));
+  guard("getResourceInfos", [&] {
+    for (const auto& lane : streams_) {
+      out.push_back(compat::makeResourceInfo(lane.device, lane.id, lane.id, lane.name));
     }
   });
   return out;
@@ -215,7 +198,7 @@ void RocmChildSession::popUserCorrelationId() {
 
 std::unordered_map<std::string, std::string> RocmChildSession::getMetadata() {
   std::unordered_map<std::string, std::string> out;
-  guarded("getMetadata", [&] {
+  guard("getMetadata", [&] {
     std::vector<std::string> lines;
     if (!unavailable_.empty()) {
       lines.push_back("status=collecting nothing: " + unavailable_);
@@ -249,7 +232,7 @@ std::unique_ptr<libkineto::IActivityProfilerSession> RocmChildProfiler::configur
     const std::set<ActivityType>& activityTypes,
     const libkineto::Config& /*config*/) {
   std::unique_ptr<libkineto::IActivityProfilerSession> out;
-  guarded("configure", [&] {
+  guard("configure", [&] {
     if (!convert::anyCollected(activityTypes)) {
       return; // sit this trace out
     }
@@ -281,7 +264,7 @@ bool registerKinetoProfiler() {
   if (registered.exchange(true)) {
     return true;
   }
-  try {
+  bool ok = guard("registerKinetoProfiler", [] {
     libkineto::api().registerProfilerFactory(
         []() -> std::unique_ptr<libkineto::IActivityProfiler> {
           try {
@@ -290,23 +273,15 @@ bool registerKinetoProfiler() {
             return nullptr;
           }
         });
-    return true;
-  } catch (const std::exception& e) {
-    logError("registerKinetoProfiler", e.what());
-  } catch (...) {
-    logError("registerKinetoProfiler", "unknown exception");
+  });
+  if (!ok) {
+    registered = false;
   }
-  registered = false;
-  return false;
+  return ok;
 }
 
 } // namespace kineto_rocm
 
 extern "C" KINETO_ROCM_API int kineto_rocm_register_kineto_profiler(void) {
-  // KINETO_ROCM_OK / KINETO_ROCM_USAGE_ERROR from include/kineto_rocm.h
-  try {
-    return kineto_rocm::registerKinetoProfiler() ? 0 : 3;
-  } catch (...) {
-    return 3;
-  }
+  return kineto_rocm::registerKinetoProfiler() ? KINETO_ROCM_OK : KINETO_ROCM_USAGE_ERROR;
 }

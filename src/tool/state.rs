@@ -134,7 +134,7 @@ fn tool_start(tool: &Tool) -> Result<(), String> {
 }
 
 /// Makes sure the SDK has configured us, asking it to if it has not.
-fn ensure_configured() -> Result<Option<&'static Tool>, ToolError> {
+pub(crate) fn ensure_configured() -> Result<Option<&'static Tool>, ToolError> {
     if let Some(tool) = TOOL.get() {
         return Ok(Some(tool));
     }

@@ -9,8 +9,11 @@
 
 #include <libkineto.h>
 
+#include <ActivityTraceInterface.h>
+
 #include <atomic>
 #include <exception>
+#include <mutex>
 #include <string>
 
 namespace kineto_rocm {
@@ -18,6 +21,20 @@ namespace kineto_rocm {
 using libkineto::ActivityType;
 
 namespace {
+
+// How kineto was initialised, as far as kineto-rocm knows: only
+// kineto_rocm_register_exclusive() can say its built-in GPU tracer is off
+// (kineto does not expose its cpuOnly flag).
+std::atomic<bool> gKinetoCpuOnlyByUs{false};
+
+const char* kSoleCollectorYes =
+    "yes: kineto-rocm initialised kineto CPU-only (kineto_rocm_register_exclusive), so kineto's built-in GPU tracer is off";
+const char* kSoleCollectorUnverified =
+    "unverified: kineto was initialised by its host, and a ROCm PyTorch does so with kineto's built-in GPU tracer on (GPU work then appears twice); call kineto_rocm_register_exclusive() before the first profile";
+
+std::string soleCollectorStatus() {
+  return gKinetoCpuOnlyByUs ? kSoleCollectorYes : kSoleCollectorUnverified;
+}
 
 bool isNumber(const std::string& v) {
   if (v.empty()) {
@@ -88,10 +105,19 @@ void RocmChildSession::start() {
   guard("start", [&] {
     auto& api = RocmActivityApi::singleton();
     api.clearActivities();
-    unavailable_ = api.unavailableReason();
     collecting_ = api.enableActivities(types_);
-    if (!collecting_ && unavailable_.empty()) {
-      unavailable_ = "collection did not start (see the log)";
+    if (!collecting_) {
+      // Asked after the attempt: an SDK that initialised without us is only
+      // found out when collection is asked for.
+      unavailable_ = api.unavailableReason();
+      if (unavailable_.empty()) {
+        unavailable_ = "collection did not start (see the log)";
+      }
+    } else if (!gKinetoCpuOnlyByUs) {
+      static std::atomic<bool> logged{false};
+      if (!logged.exchange(true)) {
+        logLine(std::string("kineto-rocm: sole GPU collector ") + kSoleCollectorUnverified);
+      }
     }
     status_ = libkineto::TraceStatus::RECORDING;
   });
@@ -204,6 +230,7 @@ std::unordered_map<std::string, std::string> RocmChildSession::getMetadata() {
       lines.push_back("status=collecting nothing: " + unavailable_);
     } else {
       lines.push_back("status=collected");
+      lines.push_back("sole_collector=" + soleCollectorStatus());
     }
     lines.insert(lines.end(), summary_.begin(), summary_.end());
     out.emplace("kineto_rocm", summaryJson(lines));
@@ -280,8 +307,91 @@ bool registerKinetoProfiler() {
   return ok;
 }
 
+namespace {
+
+std::mutex gRegistrationMutex;
+// The refusal line of the last kineto_rocm_register_exclusive(), or empty.
+std::string gRegistrationMessage;
+
+const char* kRefusal =
+    "kineto-rocm: refused: kineto was initialised before kineto-rocm registered (a profile already ran, or KINETO_USE_DAEMON is set), so kineto's own GPU tracer may collect too and kineto-rocm did not register; call kineto_rocm_register_exclusive() right after importing torch, before the first profile, with KINETO_USE_DAEMON unset";
+
+} // namespace
+
+RegistrationResult registerExclusive() {
+  std::lock_guard<std::mutex> lock(gRegistrationMutex);
+  RegistrationResult result = RegistrationResult::Failed;
+  guard("registerExclusive", [&] {
+    if (!gKinetoCpuOnlyByUs && libkineto::api().isProfilerRegistered()) {
+      gRegistrationMessage = kRefusal;
+      logLine(gRegistrationMessage);
+      result = RegistrationResult::Refused;
+      return;
+    }
+    if (!gKinetoCpuOnlyByUs) {
+      // PyTorch calls libkineto_init only when no profiler is registered
+      // yet, so this choice holds for the process.
+      libkineto_init(/*cpuOnly=*/true, /*logOnError=*/true);
+      gKinetoCpuOnlyByUs = true;
+    }
+    gRegistrationMessage.clear();
+    result = registerKinetoProfiler() ? RegistrationResult::Registered
+                                      : RegistrationResult::Failed;
+  });
+  return result;
+}
+
+SoleCollectorReport checkSoleCollector(libkineto::ActivityTraceInterface& trace) {
+  SoleCollectorReport report;
+  guard("checkSoleCollector", [&] {
+    const auto* activities = trace.activities();
+    if (activities == nullptr) {
+      return;
+    }
+    const libkineto::TraceSpan* ours = &convert::traceSpan();
+    for (const libkineto::ITraceActivity* act : *activities) {
+      auto type = act->type();
+      if (type != ActivityType::CONCURRENT_KERNEL && type != ActivityType::GPU_MEMCPY &&
+          type != ActivityType::GPU_MEMSET) {
+        continue;
+      }
+      if (act->traceSpan() == ours) {
+        ++report.ours;
+      } else {
+        ++report.foreign;
+      }
+    }
+    if (report.foreign > 0) {
+      report.message = "kineto-rocm: not the only GPU collector: " +
+          std::to_string(report.foreign) + " GPU activities in this trace come from another backend (" +
+          std::to_string(report.ours) +
+          " from kineto-rocm); call kineto_rocm_register_exclusive() before the first profile";
+      logLine(report.message);
+    }
+  });
+  return report;
+}
+
 } // namespace kineto_rocm
 
 extern "C" KINETO_ROCM_API int kineto_rocm_register_kineto_profiler(void) {
   return kineto_rocm::registerKinetoProfiler() ? KINETO_ROCM_OK : KINETO_ROCM_USAGE_ERROR;
+}
+
+extern "C" KINETO_ROCM_API int kineto_rocm_register_exclusive(void) {
+  switch (kineto_rocm::registerExclusive()) {
+    case kineto_rocm::RegistrationResult::Registered:
+      return KINETO_ROCM_OK;
+    case kineto_rocm::RegistrationResult::Refused:
+      return KINETO_ROCM_REFUSED;
+    case kineto_rocm::RegistrationResult::Failed:
+      break;
+  }
+  return KINETO_ROCM_USAGE_ERROR;
+}
+
+extern "C" KINETO_ROCM_API const char* kineto_rocm_registration_message(void) {
+  std::lock_guard<std::mutex> lock(kineto_rocm::gRegistrationMutex);
+  return kineto_rocm::gRegistrationMessage.empty() ? nullptr
+                                                   : kineto_rocm::gRegistrationMessage.c_str();
 }

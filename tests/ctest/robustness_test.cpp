@@ -1,5 +1,5 @@
-// The face inside a host it must never take down, speaking the same
-// vocabulary as our own trace writer. Each test runs in
+// The face inside a host it must never take down, as the only GPU collector,
+// and speaking the same vocabulary as our own trace writer. Each test runs in
 // its own process (ctest), so each sees kineto and the tool fresh.
 #include "harness.h"
 
@@ -68,7 +68,7 @@ TEST(FaultInjection, PanicFinishingAWindowCostsThatWindowOnly) {
     GTEST_SKIP() << "run with KINETO_ROCM_TEST_PANIC_FINISHING_WINDOW=1 (ctest does)";
   }
   ASSERT_TRUE(kr_test::simLoaded()) << kr_test::simLoadError();
-  ASSERT_TRUE(kr_test::registerChild());
+  ASSERT_EQ(kineto_rocm_register_exclusive(), KINETO_ROCM_OK);
   Trace first;
   std::string err = kr_test::captureStderr([&] { first = traceOf("fault-1", {"eager-sync.json"}); });
   auto lines = linesWith(err, "kineto-rocm");
@@ -83,6 +83,152 @@ TEST(FaultInjection, PanicFinishingAWindowCostsThatWindowOnly) {
   EXPECT_EQ(second.events("kernel").size(), 9u);
   EXPECT_EQ(second.events("gpu_memcpy").size(), 5u);
   EXPECT_EQ(second.events("cpu_op").size(), 1u);
+}
+
+// Not yet initialised: kineto_rocm_register_exclusive() initialises kineto
+// CPU-only (so PyTorch's own libkineto_init is skipped) and registers the
+// child, which collects; the trace says kineto-rocm is the sole collector.
+TEST(Registration, ExclusiveInitialisesKinetoCpuOnlyAndCollects) {
+  ASSERT_TRUE(kr_test::simLoaded()) << kr_test::simLoadError();
+  ASSERT_FALSE(libkineto::api().isProfilerRegistered());
+  ASSERT_EQ(kineto_rocm_register_exclusive(), KINETO_ROCM_OK);
+  EXPECT_TRUE(libkineto::api().isProfilerRegistered());
+  EXPECT_EQ(kineto_rocm_registration_message(), nullptr);
+  EXPECT_EQ(kineto_rocm_register_exclusive(), KINETO_ROCM_OK) << "not idempotent";
+  Trace t = traceOf("exclusive", {"eager-sync.json"});
+  EXPECT_EQ(t.events("kernel").size(), 9u);
+  EXPECT_EQ(t.events("gpu_memcpy").size(), 5u);
+  EXPECT_EQ(metadataField(t, "status"), "collected");
+  EXPECT_EQ(metadataField(t, "sole_collector").rfind("yes", 0), 0u)
+      << metadataField(t, "sole_collector");
+}
+
+// Already initialised with GPU tracing (as a ROCm PyTorch does on its first
+// profile, or at import with KINETO_USE_DAEMON): a distinct refusal code,
+// one actionable line, and nothing registered.
+TEST(Registration, ExclusiveRefusedWhenKinetoAlreadyInitialisedWithGpu) {
+  libkineto_init(/*cpuOnly=*/false, /*logOnError=*/true);
+  ASSERT_TRUE(libkineto::api().isProfilerRegistered());
+  int rc = 0;
+  std::string err = kr_test::captureStderr([&] { rc = kineto_rocm_register_exclusive(); });
+  EXPECT_EQ(rc, KINETO_ROCM_REFUSED);
+  auto lines = linesWith(err, "kineto-rocm");
+  ASSERT_EQ(lines.size(), 1u) << "stderr was:\n" << err;
+  EXPECT_EQ(lines[0].rfind("kineto-rocm: refused: kineto was initialised before", 0), 0u) << lines[0];
+  EXPECT_NE(lines[0].find("before the first profile"), std::string::npos) << lines[0];
+  EXPECT_NE(lines[0].find("KINETO_USE_DAEMON"), std::string::npos) << lines[0];
+  const char* message = kineto_rocm_registration_message();
+  ASSERT_NE(message, nullptr);
+  EXPECT_EQ(std::string(message), lines[0]);
+  EXPECT_EQ(kineto_rocm_register_exclusive(), KINETO_ROCM_REFUSED) << "refuses again";
+}
+
+namespace {
+
+// Another GPU backend in the same kineto: a child that logs one kernel of
+// its own per trace.
+class ForeignSession : public libkineto::IActivityProfilerSession {
+ public:
+  void start() override {}
+  void stop() override {}
+  std::vector<std::string> errors() override {
+    return {};
+  }
+  void processTrace(libkineto::ActivityLogger& logger) override {
+    processTrace(logger, {}, 0, 0);
+  }
+  void processTrace(
+      libkineto::ActivityLogger& logger,
+      libkineto::getLinkedActivityCallback,
+      int64_t startTime,
+      int64_t /*endTime*/) override {
+    static const libkineto::TraceSpan span(0, 0, "foreign");
+    libkineto::GenericTraceActivity kernel(span, libkineto::ActivityType::CONCURRENT_KERNEL, "foreign_kernel");
+    kernel.startTime = startTime + 1000;
+    kernel.endTime = startTime + 2000;
+    kernel.device = 0;
+    kernel.resource = 77;
+    logger.handleGenericActivity(kernel);
+  }
+  std::unique_ptr<libkineto::DeviceInfo> getDeviceInfo() override {
+    return nullptr;
+  }
+  std::vector<libkineto::ResourceInfo> getResourceInfos() override {
+    return {};
+  }
+  std::unique_ptr<libkineto::CpuTraceBuffer> getTraceBuffer() override {
+    return nullptr;
+  }
+};
+
+class ForeignProfiler : public libkineto::IActivityProfiler {
+ public:
+  const std::string& name() const override {
+    return name_;
+  }
+  const std::set<libkineto::ActivityType>& availableActivities() const override {
+    return types_;
+  }
+  std::unique_ptr<libkineto::IActivityProfilerSession> configure(
+      const std::set<libkineto::ActivityType>&,
+      const libkineto::Config&) override {
+    return std::make_unique<ForeignSession>();
+  }
+  std::unique_ptr<libkineto::IActivityProfilerSession> configure(
+      int64_t,
+      int64_t,
+      const std::set<libkineto::ActivityType>& types,
+      const libkineto::Config& config) override {
+    return configure(types, config);
+  }
+
+ private:
+  std::string name_ = "foreign-gpu-backend";
+  std::set<libkineto::ActivityType> types_ = {libkineto::ActivityType::CONCURRENT_KERNEL};
+};
+
+} // namespace
+
+// The sole-collector check over a finished trace: GPU activities that are
+// not ours are counted and reported in one line; alone, nothing is said.
+TEST(SoleCollector, ForeignGpuActivityInTheSameTraceIsReported) {
+  ASSERT_TRUE(kr_test::simLoaded()) << kr_test::simLoadError();
+  ASSERT_EQ(kineto_rocm_register_exclusive(), KINETO_ROCM_OK);
+  kr_test::initKineto();
+  kr_test::installMarkerHook();
+  auto& prof = libkineto::api().activityProfiler();
+  std::set<libkineto::ActivityType> types = {
+      libkineto::ActivityType::CPU_OP, libkineto::ActivityType::CONCURRENT_KERNEL,
+      libkineto::ActivityType::GPU_MEMCPY, libkineto::ActivityType::CUDA_RUNTIME};
+  auto traceOnce = [&] {
+    prof.prepareTrace(types, "");
+    prof.startTrace();
+    EXPECT_EQ(kr_test::runWorkload(kr_test::workload("eager-sync.json")), "");
+    kr_test::waitIdle();
+    kr_test::takeCpuOps();
+    return prof.stopTrace();
+  };
+
+  auto alone = traceOnce();
+  ASSERT_NE(alone, nullptr);
+  kineto_rocm::SoleCollectorReport report;
+  std::string err = kr_test::captureStderr([&] { report = kineto_rocm::checkSoleCollector(*alone); });
+  EXPECT_EQ(report.ours, 14u);
+  EXPECT_EQ(report.foreign, 0u);
+  EXPECT_TRUE(report.message.empty());
+  EXPECT_TRUE(linesWith(err, "kineto-rocm").empty()) << err;
+
+  prof.addChildActivityProfiler(std::make_unique<ForeignProfiler>());
+  auto shared = traceOnce();
+  ASSERT_NE(shared, nullptr);
+  err = kr_test::captureStderr([&] { report = kineto_rocm::checkSoleCollector(*shared); });
+  EXPECT_EQ(report.ours, 14u);
+  EXPECT_EQ(report.foreign, 1u);
+  auto lines = linesWith(err, "kineto-rocm");
+  ASSERT_EQ(lines.size(), 1u) << err;
+  EXPECT_EQ(lines[0], report.message);
+  EXPECT_NE(report.message.find("1 GPU activities in this trace come from another backend"), std::string::npos)
+      << report.message;
 }
 
 namespace {

@@ -119,6 +119,16 @@ fn make_agents(devices: u32) -> Agents {
     Agents { list }
 }
 
+/// GPUs a process gets unless its first workload needs more:
+/// ROCSIM_DEVICES (default 4).
+pub(crate) fn configured_devices() -> u32 {
+    std::env::var("ROCSIM_DEVICES")
+        .ok()
+        .and_then(|v| v.parse::<u32>().ok())
+        .unwrap_or(4)
+        .clamp(1, 64)
+}
+
 /// First use of the runtime: fix the SDK version and agents, find tools.
 fn ensure_initialized(w: &Workload) -> Result<(), (c_int, String)> {
     let s = sdk();
@@ -140,14 +150,9 @@ fn ensure_initialized(w: &Workload) -> Result<(), (c_int, String)> {
     }
     // A process has a fixed set of agents: ROCSIM_DEVICES (default 4) GPUs,
     // or more if the first workload needs them.
-    let agents = s.agents.get_or_init(|| {
-        let n = std::env::var("ROCSIM_DEVICES")
-            .ok()
-            .and_then(|v| v.parse::<u32>().ok())
-            .unwrap_or(4)
-            .clamp(1, 64);
-        make_agents(n.max(w.devices))
-    });
+    let agents = s
+        .agents
+        .get_or_init(|| make_agents(configured_devices().max(w.devices)));
     if agents.list.len() < w.devices as usize + 1 {
         return Err((
             ROCSIM_MISMATCH,

@@ -332,6 +332,9 @@ RegistrationResult registerExclusive() {
       // PyTorch calls libkineto_init only when no profiler is registered
       // yet, so this choice holds for the process.
       libkineto_init(/*cpuOnly=*/true, /*logOnError=*/true);
+      // What PyTorch does after its own libkineto_init (KINETO_LOG_LEVEL
+      // still overrides).
+      libkineto::api().suppressLogMessages();
       gKinetoCpuOnlyByUs = true;
     }
     gRegistrationMessage.clear();

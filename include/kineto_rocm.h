@@ -50,7 +50,7 @@ int kineto_rocm_register_kineto_profiler(void);
  * KINETO_ROCM_OK. When something initialised kineto earlier, registers
  * nothing, writes one line saying what to do and returns
  * KINETO_ROCM_REFUSED. kineto_rocm_registration_message() returns that line
- * (NULL after a success). */
+ * (NULL after a success), valid until the next kineto_rocm_register_exclusive(). */
 int kineto_rocm_register_exclusive(void);
 const char* kineto_rocm_registration_message(void);
 

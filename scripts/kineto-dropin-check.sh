@@ -45,6 +45,7 @@ sdk=$(scripts/fetch-kineto.sh)
 step() { printf '\n==> %s\n' "$*"; }
 {
 step "kineto-rocm $(git -C "$repo" rev-parse --short HEAD) into kineto $commit ($kineto_src)"
+echo "ROCm headers: $rocm_include (rocprofiler-sdk $(sed -n 's/^#define ROCPROFILER_VERSION_STRING *"\(.*\)"/\1/p' "$rocm_include/rocprofiler-sdk/version.h"), HIP $(awk '/define HIP_VERSION_(MAJOR|MINOR|PATCH) / {printf "%s%s", sep, $3; sep="."}' "$rocm_include/hip/hip_version.h")); $(c++ --version | head -1)"
 
 step "building kineto-rocm (libkineto_rocm.so, the simulator, the bridge headers)"
 cmake -S "$repo" -B "$kr_build" -DCMAKE_BUILD_TYPE=Release -DKINETO_SDK_DIR="$sdk" >/dev/null

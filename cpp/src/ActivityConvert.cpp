@@ -127,8 +127,11 @@ void Lanes::addDevice(uint32_t device, const std::string& name) {
 
 int32_t Lanes::stream(int32_t device, uint64_t stream) {
   int32_t id = toI32(stream);
-  devices_.emplace(device, std::string());
-  lanes_.emplace(std::make_pair(device, id), vocab::str(rust::Str(stream_lane_name(stream))));
+  auto key = std::make_pair(device, id);
+  if (!lanes_.count(key)) {
+    devices_.emplace(device, std::string());
+    lanes_.emplace(key, std::string(stream_lane_name(stream)));
+  }
   return id;
 }
 
@@ -146,8 +149,11 @@ int32_t Lanes::queue(int32_t device, uint64_t queue) {
 
 int32_t Lanes::copies(int32_t device) {
   int32_t id = static_cast<int32_t>(copy_lane_id());
-  devices_.emplace(device, std::string());
-  lanes_.emplace(std::make_pair(device, id), vocab::str(copy_lane_name()));
+  auto key = std::make_pair(device, id);
+  if (!lanes_.count(key)) {
+    devices_.emplace(device, std::string());
+    lanes_.emplace(key, vocab::str(copy_lane_name()));
+  }
   return id;
 }
 

@@ -23,6 +23,11 @@ enum kineto_rocm_status {
     KINETO_ROCM_SDK_ERROR = 2,   /* the SDK returned an error status */
     KINETO_ROCM_USAGE_ERROR = 3, /* wrong order or bad argument */
     KINETO_ROCM_IO_ERROR = 4,    /* the trace file could not be written */
+    KINETO_ROCM_INTERNAL_ERROR = 5, /* a bug (a caught panic); the call's
+                                       result is lost, nothing else */
+    KINETO_ROCM_REFUSED = 6,     /* kineto_rocm_register_exclusive: kineto was
+                                    initialised before us, so its built-in GPU
+                                    tracer may collect too; nothing registered */
 };
 
 /* Starts a trace window (configuring the SDK first if it has not been). */
@@ -39,6 +44,15 @@ void kineto_rocm_pop_correlation_id(int domain);
 const char* kineto_rocm_unavailable_reason(void);
 /* Registers the kineto child profiler with libkineto::api() (C++ face). */
 int kineto_rocm_register_kineto_profiler(void);
+/* Makes kineto-rocm the only GPU collector (C++ face): when kineto is not
+ * initialised yet, initialises it CPU-only (its built-in GPU tracer stays
+ * off for the process) and registers the child profiler; returns
+ * KINETO_ROCM_OK. When something initialised kineto earlier, registers
+ * nothing, writes one line saying what to do and returns
+ * KINETO_ROCM_REFUSED. kineto_rocm_registration_message() returns that line
+ * (NULL after a success), valid until the next kineto_rocm_register_exclusive(). */
+int kineto_rocm_register_exclusive(void);
+const char* kineto_rocm_registration_message(void);
 
 #ifdef __cplusplus
 }

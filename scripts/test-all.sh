@@ -4,7 +4,10 @@
 #      root + apt),
 #   2. fetches the real libkineto from PyPI into a cache outside the repo,
 #   3. cargo test for the whole workspace, and a valgrind leak check,
-#   4. builds the C++ face with CMake and runs the ctest suite against kineto.
+#   4. builds the C++ face with CMake and runs the ctest suite against kineto,
+#   5. with KINETO_SRC=<a pytorch/kineto source tree>, the drop-in check
+#      (scripts/kineto-dropin-check.sh; ROCm headers from ROCM_INCLUDE, default
+#      /opt/rocm/include); without it that step is reported as SKIPPED.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 step() { printf '\n==> %s\n' "$*" >&2; }
@@ -43,4 +46,11 @@ if [ -f CMakeLists.txt ]; then
   cmake --build build/ci -j2
   step "ctest"
   ctest --test-dir build/ci --output-on-failure
+fi
+
+if [ -n "${KINETO_SRC:-}" ]; then
+  step "kineto drop-in check against $KINETO_SRC"
+  KINETO_ROCM_BUILD=build/ci scripts/kineto-dropin-check.sh "$KINETO_SRC"
+else
+  step "kineto drop-in check: SKIPPED (no kineto source tree; set KINETO_SRC=<pytorch/kineto checkout> and ROCM_INCLUDE, see README)"
 fi

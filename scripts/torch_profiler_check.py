@@ -27,11 +27,29 @@ What it does:
      per replay), that the kernels are linked to the CPU op that launched them
      (gpu_user_annotation span on their lane, or "External id"), and that the
      launch calls lie inside that op on one time axis;
-  4. prints a summary; exit status 0 only if every check passed.
+  4. runs the sole-collector check over the exported trace: GPU events
+     kineto-rocm did not write (its kernels carry "dispatch id", its copies
+     "src device"; CUPTI's and kineto's own ROCm backend's do not) come from
+     another backend in the same trace;
+  5. prints a summary; exit status 0 only if every check passed.
+
+Two modes, each in its own process (kineto is initialised once per process):
+  --mode default    kineto_rocm_register_kineto_profiler(): PyTorch then
+                    initialises kineto with its built-in GPU tracer on. On a
+                    GPU machine the built-in backend (CUPTI in a CUDA build,
+                    standing in for kineto's ROCm backend) collects next to
+                    kineto-rocm: the check expects those foreign events to be
+                    present, and reported as such.
+  --mode exclusive  kineto_rocm_register_exclusive() right after import
+                    torch: kineto is initialised CPU-only, so no built-in GPU
+                    event may appear (not even the real CUDA kernel this
+                    script runs), the trace metadata says kineto-rocm is the
+                    sole collector, and our kernels keep graph fields and links.
 
 Usage:
-  python3 scripts/torch_profiler_check.py [--build build] [--plugin PATH]
-      [--sim PATH] [--workload PATH] [--trace OUT.json]
+  python3 scripts/torch_profiler_check.py [--mode default|exclusive]
+      [--build build] [--plugin PATH] [--sim PATH] [--workload PATH]
+      [--trace OUT.json]
 
 (default workload: tests/ctest/workloads/graph-32x200-marked.json, the
 32x200 graph of tests/workloads/ with a marker around the replays)
@@ -57,7 +75,11 @@ def find_first(paths):
 
 
 def parse_args():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter,
+                                 epilog=__doc__.split("\n\n", 1)[1])
+    ap.add_argument("--mode", choices=("default", "exclusive"), default="default",
+                    help="how kineto-rocm registers (see above)")
     ap.add_argument("--build", default=os.path.join(REPO, "build"),
                     help="CMake build directory (its lib/ holds the libraries)")
     ap.add_argument("--plugin", help="path to libkineto_rocm_kineto.so")
@@ -144,9 +166,19 @@ def main():
     from torch.profiler import ProfilerActivity, profile
     print(f"torch {torch.__version__}, CUDA available: {torch.cuda.is_available()}")
     lib = ctypes.CDLL(plugin, mode=mode)
-    rc = lib.kineto_rocm_register_kineto_profiler()
-    if not checks.check(rc == 0, "kineto_rocm_register_kineto_profiler() == 0", f"rc={rc}"):
-        return 1
+    if args.mode == "exclusive":
+        # Before the first profile: PyTorch's prepareTrace then finds kineto
+        # initialised (CPU-only) and does not initialise it again.
+        rc = lib.kineto_rocm_register_exclusive()
+        lib.kineto_rocm_registration_message.restype = ctypes.c_char_p
+        message = lib.kineto_rocm_registration_message()
+        if not checks.check(rc == 0, "kineto_rocm_register_exclusive() == 0",
+                            f"rc={rc} {message.decode() if message else ''}"):
+            return 1
+    else:
+        rc = lib.kineto_rocm_register_kineto_profiler()
+        if not checks.check(rc == 0, "kineto_rocm_register_kineto_profiler() == 0", f"rc={rc}"):
+            return 1
 
     sim.rocsim_run_workload_file.argtypes = [ctypes.c_char_p, ctypes.c_char_p,
                                              ctypes.POINTER(ctypes.c_void_p)]
@@ -294,7 +326,35 @@ def main():
         checks.check(first_kernel is not None and first_kernel >= op_start,
                      "kernels start after their CPU op started")
 
-    # 4. summary
+    # 4. sole collector: GPU events kineto-rocm did not write.
+    gpu_cats = ("kernel", "gpu_memcpy", "gpu_memset")
+    gpu_events = [e for e in events if e.get("ph") == "X" and e.get("cat") in gpu_cats]
+    ours = [e for e in gpu_events
+            if "dispatch id" in e.get("args", {}) or "src device" in e.get("args", {})]
+    ours_ids = {id(e) for e in ours}
+    foreign = [e for e in gpu_events if id(e) not in ours_ids]
+    foreign_calls = [e for e in xs("cuda_runtime") if not e["name"].startswith("hip")]
+    sole = status.get("sole_collector", "")
+    print(f"sole-collector check: {len(ours)} GPU events from kineto-rocm, {len(foreign)} from "
+          f"another backend ({len(foreign_calls)} of its runtime calls); "
+          f"trace metadata sole_collector: {sole!r}")
+    if args.mode == "exclusive":
+        checks.check(not foreign and not foreign_calls,
+                     "exclusive: no GPU event or runtime call from kineto's built-in backend",
+                     f"{len(foreign)} GPU events, {len(foreign_calls)} runtime calls: "
+                     + ", ".join(sorted({e['name'] for e in foreign + foreign_calls})[:5]))
+        checks.check(sole.startswith("yes"), "exclusive: the trace says kineto-rocm is the sole collector",
+                     sole)
+    elif torch.cuda.is_available():
+        # The built-in backend collected the real CUDA kernel next to ours:
+        # the duplication a ROCm build would show for every kernel.
+        checks.check(foreign and foreign_calls,
+                     "default: the built-in GPU backend collects in the same trace, and the check sees it",
+                     f"{len(foreign)} GPU events, {len(foreign_calls)} runtime calls")
+        checks.check(sole.startswith("unverified"),
+                     "default: the trace does not claim kineto-rocm is the sole collector", sole)
+
+    # 5. summary
     lanes = collections.Counter((k["pid"], k["tid"]) for k in kernels)
     print("\nsummary")
     print(f"  graph-replay kernels: {len(kernels)} on lanes {dict(lanes)}")

@@ -35,6 +35,9 @@ pub enum ToolError {
     /// A call made in the wrong order (stop before start, say).
     Usage(&'static str),
     Io(String),
+    /// A bug: a panic inside the tool, caught at the FFI boundary. The call
+    /// that hit it lost its result (a trace window, say); nothing else.
+    Internal(String),
 }
 
 impl fmt::Display for ToolError {
@@ -47,6 +50,7 @@ impl fmt::Display for ToolError {
             ),
             ToolError::Usage(what) => write!(f, "kineto-rocm: {what}"),
             ToolError::Io(what) => write!(f, "kineto-rocm: {what}"),
+            ToolError::Internal(what) => write!(f, "kineto-rocm: internal error: {what}"),
         }
     }
 }
@@ -84,4 +88,9 @@ pub fn unavailable_reason() -> Option<String> {
 
 pub fn clear_activities() {
     state::clear_activities()
+}
+
+/// Asks the SDK to configure the tool without opening a window.
+pub fn register_tool() -> Result<(), ToolError> {
+    state::ensure_configured().map(|_| ())
 }

@@ -1,22 +1,83 @@
 //! The cxx bridge: the only door between the Rust core and the C++ face.
 //!
 //! Types cross by value. The C++ side owns only kineto types (RocmActivityApi,
-//! the child profiler, GenericTraceActivity); everything collected, attributed
-//! and verified is built here and handed over as one `WindowActivities` per
-//! finished trace window. Errors cross as `Result` (a C++ exception on that
-//! side, caught there before it could reach kineto).
+//! the child profiler, kineto's RocprofActivityApi drop-in); everything
+//! collected, attributed and verified is built here and handed over as one
+//! `WindowActivities` per finished trace window. Errors cross as `Result` (a
+//! C++ exception on that side, caught there before it could reach kineto).
+//!
+//! cxx aborts the process when a panic escapes an `extern "Rust"` function,
+//! so every function below runs inside `guarded`: a panic becomes
+//! `ToolError::Internal` and costs the caller one call's result, never the
+//! host process.
 
 #[cxx::bridge(namespace = "kineto_rocm")]
 pub mod ffi {
+    /// Which way a memory copy went (the SDK's MEMORY_COPY operation).
+    #[derive(Debug)]
+    enum CopyDirection {
+        HostToHost,
+        HostToDevice,
+        DeviceToHost,
+        DeviceToDevice,
+        Unknown,
+    }
+
+    /// Every args key a trace writer puts on a GPU or runtime event; names
+    /// and value types come from one table (src/vocabulary.rs).
+    #[derive(Debug)]
+    enum MetadataKey {
+        Device,
+        Stream,
+        HsaQueue,
+        Correlation,
+        Cid,
+        DispatchId,
+        Kind,
+        Kernel,
+        Grid,
+        Block,
+        SharedMemory,
+        ScratchMemory,
+        Bytes,
+        MemoryBandwidth,
+        SrcDevice,
+        DstDevice,
+        GraphId,
+        GraphNodeId,
+    }
+
+    /// The JSON type of a key's value, the same in every writer.
+    #[derive(Debug)]
+    enum ValueType {
+        /// Signed integer.
+        Int,
+        /// Unsigned integer (above 2^53 for graph node ids).
+        Uint,
+        Float,
+        /// Quoted string.
+        Str,
+        /// `[x, y, z]`, a JSON array of integers.
+        IntArray,
+    }
+
     /// One GPU kernel, already verified: `has_graph` is true only for pairs
     /// the verifier vouched for or repaired.
     #[derive(Clone, Debug, PartialEq)]
     pub struct KernelActivity {
         pub name_index: u32,
         pub device: u32,
+        /// Meaningful only when `has_stream`.
         pub stream: u64,
+        /// False: the stream is unknown; the kernel goes on a lane named
+        /// after its HSA queue and carries no "stream" arg.
+        pub has_stream: bool,
         pub queue: u64,
+        /// Meaningful only when `has_correlation`.
         pub correlation: u64,
+        /// False: the launching call is unknown; no "correlation" arg, no
+        /// flow arrow, no External id.
+        pub has_correlation: bool,
         pub dispatch_id: u64,
         pub start_ns: u64,
         pub end_ns: u64,
@@ -37,14 +98,18 @@ pub mod ffi {
         pub graph_node_id: u64,
     }
 
-    /// One memory copy.
+    /// One memory copy. Copies run on no HSA queue the SDK reports.
     #[derive(Clone, Debug, PartialEq)]
     pub struct CopyActivity {
-        /// "HtoD", "DtoH", "DtoD", "HtoH" or "Unknown".
-        pub direction: &'static str,
+        pub direction: CopyDirection,
         pub device: u32,
         pub stream: u64,
+        /// False: the stream is unknown; the copy goes on its device's
+        /// "copies" lane and carries no "stream" arg.
+        pub has_stream: bool,
         pub correlation: u64,
+        /// As on `KernelActivity`.
+        pub has_correlation: bool,
         pub bytes: u64,
         pub src_device: i64,
         pub dst_device: i64,
@@ -61,6 +126,8 @@ pub mod ffi {
     #[derive(Clone, Debug, PartialEq)]
     pub struct RuntimeActivity {
         pub name: &'static str,
+        /// The SDK's HIP runtime API operation id (kineto's "cid").
+        pub cid: u32,
         pub thread_id: u64,
         pub correlation: u64,
         pub start_ns: u64,
@@ -99,47 +166,174 @@ pub mod ffi {
         /// Waits (bounded) for the stopped windows to complete and hands them over.
         fn take_finished_windows() -> Result<Vec<WindowActivities>>;
         /// Pushes a CPU op's id in the default (`user == false`) or user domain.
-        fn push_correlation_id(id: u64, user: bool);
-        fn pop_correlation_id(user: bool);
+        fn push_correlation_id(id: u64, user: bool) -> Result<()>;
+        fn pop_correlation_id(user: bool) -> Result<()>;
         /// Beyond this many records per window, drop and count.
-        fn set_max_events(max_events: u64);
+        fn set_max_events(max_events: u64) -> Result<()>;
         /// Empty when collecting is possible, else one line saying why not.
-        fn unavailable_reason() -> String;
+        fn unavailable_reason() -> Result<String>;
         /// Clears anything collected and not yet taken.
-        fn clear_activities();
+        fn clear_activities() -> Result<()>;
+        /// Asks the SDK to configure the tool now, without starting a window
+        /// (kineto's RocprofLogger::ensureRegistered).
+        fn register_tool() -> Result<()>;
+
+        /// The args key as every writer spells it.
+        fn metadata_key_name(key: MetadataKey) -> &'static str;
+        /// The JSON type its value has in every writer.
+        fn metadata_key_type(key: MetadataKey) -> ValueType;
+        /// The "kind" arg of a kernel ("Dispatch Kernel").
+        fn kernel_kind() -> &'static str;
+        /// The "kind" arg of a copy ("HtoD", ...).
+        fn copy_kind(direction: CopyDirection) -> &'static str;
+        /// A copy's event name ("Memcpy HtoD (Host -> Device)").
+        fn copy_event_name(direction: CopyDirection) -> &'static str;
+        /// Lanes: "stream N" (tid = stream); a stream-less kernel's HSA
+        /// queue ("HW queue 0x...", tids from `queue_lane_base` up, dense per
+        /// device); a device's stream-less copies (`copy_lane_id`, "copies").
+        fn stream_lane_name(stream: u64) -> String;
+        fn queue_lane_name(queue: u64) -> String;
+        fn queue_lane_base() -> u32;
+        fn copy_lane_id() -> u32;
+        fn copy_lane_name() -> &'static str;
     }
 }
 
-use crate::api;
+use crate::api::{self, ToolError};
+use crate::{panics, vocabulary};
 
-fn start_collection() -> Result<(), api::ToolError> {
-    api::start_collection()
+/// Runs one bridge call; a panic inside becomes `ToolError::Internal`.
+fn guarded<T>(
+    what: &'static str,
+    f: impl FnOnce() -> Result<T, ToolError>,
+) -> Result<T, ToolError> {
+    panics::catch(f)
+        .unwrap_or_else(|panic| Err(ToolError::Internal(format!("panic in {what}: {panic}"))))
 }
 
-fn stop_collection() -> Result<(), api::ToolError> {
-    api::stop_collection()
+fn start_collection() -> Result<(), ToolError> {
+    guarded("start_collection", api::start_collection)
 }
 
-fn take_finished_windows() -> Result<Vec<ffi::WindowActivities>, api::ToolError> {
-    api::take_finished_windows()
+fn stop_collection() -> Result<(), ToolError> {
+    guarded("stop_collection", api::stop_collection)
 }
 
-fn push_correlation_id(id: u64, user: bool) {
-    api::push_correlation_id(api::CorrelationDomain::from_user_flag(user), id)
+fn take_finished_windows() -> Result<Vec<ffi::WindowActivities>, ToolError> {
+    guarded("take_finished_windows", api::take_finished_windows)
 }
 
-fn pop_correlation_id(user: bool) {
-    api::pop_correlation_id(api::CorrelationDomain::from_user_flag(user));
+fn push_correlation_id(id: u64, user: bool) -> Result<(), ToolError> {
+    guarded("push_correlation_id", || {
+        api::push_correlation_id(api::CorrelationDomain::from_user_flag(user), id);
+        Ok(())
+    })
 }
 
-fn set_max_events(max_events: u64) {
-    api::set_max_events(max_events)
+fn pop_correlation_id(user: bool) -> Result<(), ToolError> {
+    guarded("pop_correlation_id", || {
+        api::pop_correlation_id(api::CorrelationDomain::from_user_flag(user));
+        Ok(())
+    })
 }
 
-fn unavailable_reason() -> String {
-    api::unavailable_reason().unwrap_or_default()
+fn set_max_events(max_events: u64) -> Result<(), ToolError> {
+    guarded("set_max_events", || {
+        api::set_max_events(max_events);
+        Ok(())
+    })
 }
 
-fn clear_activities() {
-    api::clear_activities()
+fn unavailable_reason() -> Result<String, ToolError> {
+    guarded("unavailable_reason", || {
+        Ok(api::unavailable_reason().unwrap_or_default())
+    })
+}
+
+fn clear_activities() -> Result<(), ToolError> {
+    guarded("clear_activities", || {
+        api::clear_activities();
+        Ok(())
+    })
+}
+
+fn register_tool() -> Result<(), ToolError> {
+    guarded("register_tool", api::register_tool)
+}
+
+fn metadata_key_name(key: ffi::MetadataKey) -> &'static str {
+    vocabulary::spec(key).name
+}
+
+fn metadata_key_type(key: ffi::MetadataKey) -> ffi::ValueType {
+    vocabulary::spec(key).value
+}
+
+fn kernel_kind() -> &'static str {
+    vocabulary::KERNEL_KIND
+}
+
+fn copy_kind(direction: ffi::CopyDirection) -> &'static str {
+    vocabulary::copy_kind(direction)
+}
+
+fn copy_event_name(direction: ffi::CopyDirection) -> &'static str {
+    vocabulary::copy_event_name(direction)
+}
+
+fn stream_lane_name(stream: u64) -> String {
+    vocabulary::stream_lane_name(stream)
+}
+
+fn queue_lane_name(queue: u64) -> String {
+    vocabulary::queue_lane_name(queue)
+}
+
+fn queue_lane_base() -> u32 {
+    vocabulary::QUEUE_LANE_BASE
+}
+
+fn copy_lane_id() -> u32 {
+    vocabulary::COPY_LANE_ID
+}
+
+fn copy_lane_name() -> &'static str {
+    vocabulary::COPY_LANE_NAME
+}
+
+impl From<activity_store::CopyDirection> for ffi::CopyDirection {
+    fn from(direction: activity_store::CopyDirection) -> Self {
+        use activity_store::CopyDirection as D;
+        match direction {
+            D::HostToHost => ffi::CopyDirection::HostToHost,
+            D::HostToDevice => ffi::CopyDirection::HostToDevice,
+            D::DeviceToHost => ffi::CopyDirection::DeviceToHost,
+            D::DeviceToDevice => ffi::CopyDirection::DeviceToDevice,
+            D::Unknown => ffi::CopyDirection::Unknown,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_panic_inside_a_bridge_call_becomes_an_internal_error() {
+        let result: Result<(), ToolError> = guarded("a test call", || panic!("boom"));
+        match result {
+            Err(ToolError::Internal(why)) => {
+                assert!(why.contains("a test call") && why.contains("boom"), "{why}")
+            }
+            other => panic!("expected an internal error, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn errors_other_than_panics_pass_through_unchanged() {
+        let result: Result<(), ToolError> = guarded("a test call", || {
+            Err(ToolError::Usage("stop without a start"))
+        });
+        assert_eq!(result, Err(ToolError::Usage("stop without a start")));
+    }
 }

@@ -1,13 +1,13 @@
 //! The C ABI declared in include/kineto_rocm.h. No panic crosses it.
 use crate::api::{self, CorrelationDomain, ToolError};
 use std::ffi::{c_char, c_int, CStr, CString};
-use std::panic::catch_unwind;
 
 const OK: c_int = 0;
 const UNAVAILABLE: c_int = 1;
 const SDK_ERROR: c_int = 2;
 const USAGE_ERROR: c_int = 3;
 const IO_ERROR: c_int = 4;
+const INTERNAL_ERROR: c_int = 5;
 
 fn status_of(result: Result<(), ToolError>) -> c_int {
     match result {
@@ -19,15 +19,16 @@ fn status_of(result: Result<(), ToolError>) -> c_int {
                 ToolError::Sdk { .. } => SDK_ERROR,
                 ToolError::Usage(_) => USAGE_ERROR,
                 ToolError::Io(_) => IO_ERROR,
+                ToolError::Internal(_) => INTERNAL_ERROR,
             }
         }
     }
 }
 
-fn guarded(name: &str, f: impl FnOnce() -> c_int + std::panic::UnwindSafe) -> c_int {
-    catch_unwind(f).unwrap_or_else(|_| {
-        log::error!("kineto-rocm: panic in {name}; the call did nothing");
-        USAGE_ERROR
+fn guarded(name: &str, f: impl FnOnce() -> c_int) -> c_int {
+    crate::panics::catch(f).unwrap_or_else(|panic| {
+        log::error!("kineto-rocm: internal error: panic in {name}: {panic}");
+        INTERNAL_ERROR
     })
 }
 
@@ -63,18 +64,18 @@ pub extern "C" fn kineto_rocm_write_trace(path: *const c_char) -> c_int {
 
 #[no_mangle]
 pub extern "C" fn kineto_rocm_push_correlation_id(id: u64, domain_value: c_int) {
-    let _ = catch_unwind(|| api::push_correlation_id(domain(domain_value), id));
+    let _ = crate::panics::catch(|| api::push_correlation_id(domain(domain_value), id));
 }
 
 #[no_mangle]
 pub extern "C" fn kineto_rocm_pop_correlation_id(domain_value: c_int) {
-    let _ = catch_unwind(|| api::pop_correlation_id(domain(domain_value)));
+    let _ = crate::panics::catch(|| api::pop_correlation_id(domain(domain_value)));
 }
 
 #[no_mangle]
 pub extern "C" fn kineto_rocm_unavailable_reason() -> *const c_char {
     static REASON: once_cell::sync::OnceCell<CString> = once_cell::sync::OnceCell::new();
-    catch_unwind(|| match api::unavailable_reason() {
+    crate::panics::catch(|| match api::unavailable_reason() {
         None => std::ptr::null(),
         Some(reason) => REASON
             .get_or_init(|| CString::new(reason.replace('\0', " ")).expect("NULs replaced"))

@@ -8,6 +8,9 @@
 pub mod api;
 pub mod bridge;
 mod c_abi;
+pub mod fault;
 mod logging;
 pub mod output;
+mod panics;
 pub mod tool;
+pub mod vocabulary;

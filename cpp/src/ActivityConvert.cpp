@@ -1,6 +1,7 @@
 #include "ActivityConvert.h"
 
 #include "KinetoCompat.h"
+#include "Vocabulary.h"
 #include "kineto_rocm/RocmActivityApi.h"
 
 #include <ThreadUtil.h>
@@ -29,28 +30,34 @@ int64_t toKinetoNs(uint64_t sdkNs, int64_t offsetNs) {
   return static_cast<int64_t>(sdkNs) + offsetNs;
 }
 
-const char* copySource(const std::string& dir) {
-  if (dir == "HtoD" || dir == "HtoH") {
-    return "Host";
-  }
-  if (dir == "DtoH" || dir == "DtoD") {
-    return "Device";
-  }
-  return "?";
+// Args, each through the vocabulary: the key's spelling and the type its
+// value must have. kineto 2.11's addMetadata writes values unquoted (fmt
+// "{}"), addMetadataQuoted between quotes.
+using K = MetadataKey;
+
+void putUint(GenericTraceActivity& act, K k, uint64_t v) {
+  vocab::expectType(k, ValueType::Uint);
+  act.addMetadata(vocab::key(k), v);
 }
 
-const char* copyDest(const std::string& dir) {
-  if (dir == "DtoH" || dir == "HtoH") {
-    return "Host";
-  }
-  if (dir == "HtoD" || dir == "DtoD") {
-    return "Device";
-  }
-  return "?";
+void putInt(GenericTraceActivity& act, K k, int64_t v) {
+  vocab::expectType(k, ValueType::Int);
+  act.addMetadata(vocab::key(k), v);
 }
 
-std::string dim3(uint32_t x, uint32_t y, uint32_t z) {
-  return fmt::format("[{}, {}, {}]", x, y, z);
+void putStr(GenericTraceActivity& act, K k, const std::string& v) {
+  vocab::expectType(k, ValueType::Str);
+  act.addMetadataQuoted(vocab::key(k), jsonEscape(v));
+}
+
+void putFloat(GenericTraceActivity& act, K k, double v) {
+  vocab::expectType(k, ValueType::Float);
+  act.addMetadata(vocab::key(k), vocab::floatText(v));
+}
+
+void putDim3(GenericTraceActivity& act, K k, uint32_t x, uint32_t y, uint32_t z) {
+  vocab::expectType(k, ValueType::IntArray);
+  act.addMetadata(vocab::key(k), fmt::format("[{}, {}, {}]", x, y, z));
 }
 
 // Only work that ended before the capture started is dropped. Work that
@@ -118,17 +125,44 @@ void Lanes::addDevice(uint32_t device, const std::string& name) {
   }
 }
 
-void Lanes::addStream(int32_t device, int32_t stream) {
+int32_t Lanes::stream(int32_t device, uint64_t stream) {
+  int32_t id = toI32(stream);
+  auto key = std::make_pair(device, id);
+  if (!lanes_.count(key)) {
+    devices_.emplace(device, std::string());
+    lanes_.emplace(key, std::string(stream_lane_name(stream)));
+  }
+  return id;
+}
+
+int32_t Lanes::queue(int32_t device, uint64_t queue) {
+  auto it = queueIds_.find({device, queue});
+  if (it != queueIds_.end()) {
+    return it->second;
+  }
+  int32_t id = static_cast<int32_t>(queue_lane_base()) + queuesPerDevice_[device]++;
+  queueIds_.emplace(std::make_pair(device, queue), id);
   devices_.emplace(device, std::string());
-  streams_.emplace(device, stream);
+  lanes_.emplace(std::make_pair(device, id), std::string(queue_lane_name(queue)));
+  return id;
+}
+
+int32_t Lanes::copies(int32_t device) {
+  int32_t id = static_cast<int32_t>(copy_lane_id());
+  auto key = std::make_pair(device, id);
+  if (!lanes_.count(key)) {
+    devices_.emplace(device, std::string());
+    lanes_.emplace(key, vocab::str(copy_lane_name()));
+  }
+  return id;
 }
 
 std::vector<DeviceLaneInfo> Lanes::devices() const {
   // Only GPUs that ran something in the trace get a process: naming idle
   // agents would add empty rows (and, next to CUPTI, rename CUDA's GPUs).
   std::set<int32_t> active;
-  for (const auto& s : streams_) {
-    active.insert(s.first);
+  for (const auto& lane : lanes_) {
+    active.insert(lane.first.first);
   }
   std::vector<DeviceLaneInfo> out;
   for (const auto& [dev, name] : devices_) {
@@ -143,10 +177,10 @@ std::vector<DeviceLaneInfo> Lanes::devices() const {
   return out;
 }
 
-std::vector<StreamLaneInfo> Lanes::streams() const {
+std::vector<StreamLaneInfo> Lanes::lanes() const {
   std::vector<StreamLaneInfo> out;
-  for (const auto& [dev, stream] : streams_) {
-    out.push_back(StreamLaneInfo{dev, stream});
+  for (const auto& [key, name] : lanes_) {
+    out.push_back(StreamLaneInfo{key.first, key.second, name});
   }
   return out;
 }
@@ -182,7 +216,7 @@ int UserSpans::log(libkineto::ActivityLogger& logger) const {
 std::vector<Row> buildRows(
     const WindowActivities& w,
     const Options& opt,
-    Lanes* lanes,
+    Lanes& lanes,
     uint64_t* dropped) {
   const bool wantKernels = opt.mask.count(ActivityType::CONCURRENT_KERNEL) > 0;
   const bool wantCopies = opt.mask.count(ActivityType::GPU_MEMCPY) > 0;
@@ -190,41 +224,39 @@ std::vector<Row> buildRows(
   const int64_t offset = w.system_clock_offset_ns + opt.extraOffsetNs;
 
   for (const auto& lane : w.devices) {
-    if (lanes) {
-      lanes->addDevice(lane.device, std::string(lane.name));
-    }
+    lanes.addDevice(lane.device, std::string(lane.name));
   }
 
+  const auto launches = vocab::launchesOf(w);
   // Flow arrows only where both ends are in the trace.
   std::unordered_set<uint64_t> runtimeCorr;
-  std::unordered_set<uint64_t> gpuCorr;
   if (wantRuntime) {
     for (const auto& r : w.runtime) {
       runtimeCorr.insert(r.correlation);
     }
   }
-  if (wantKernels) {
-    for (const auto& k : w.kernels) {
-      gpuCorr.insert(k.correlation);
-    }
-  }
-  if (wantCopies) {
-    for (const auto& c : w.copies) {
-      gpuCorr.insert(c.correlation);
-    }
-  }
+  auto gpuFlows = [&](uint64_t correlation) {
+    auto it = launches.find(correlation);
+    return it != launches.end() &&
+        ((wantKernels && it->second.kernels > 0) || (wantCopies && it->second.copies > 0));
+  };
 
   std::vector<std::string> names;
   names.reserve(w.kernel_names.size());
   for (const auto& n : w.kernel_names) {
     names.emplace_back(std::string(n));
   }
+  auto kernelName = [&](uint32_t index) -> const std::string& {
+    static const std::string unknown("<unknown kernel>");
+    return index < names.size() ? names[index] : unknown;
+  };
 
   std::vector<Row> rows;
   rows.reserve(
       (wantKernels ? w.kernels.size() : 0) + (wantCopies ? w.copies.size() : 0) +
       (wantRuntime ? w.runtime.size() : 0));
   uint64_t drops = 0;
+  const std::string kernelKind = vocab::str(kernel_kind());
 
   if (wantKernels) {
     for (const auto& k : w.kernels) {
@@ -234,45 +266,46 @@ std::vector<Row> buildRows(
         ++drops;
         continue;
       }
-      const std::string& name = k.name_index < names.size()
-          ? names[k.name_index]
-          : std::string("<unknown kernel>");
+      const std::string& name = kernelName(k.name_index);
       auto act = std::make_unique<GenericTraceActivity>(
           traceSpan(), ActivityType::CONCURRENT_KERNEL, name);
       act->startTime = start;
       act->endTime = end;
-      act->id = toI32(k.correlation);
+      act->id = k.has_correlation ? toI32(k.correlation) : 0;
       act->device = toI32(k.device);
-      act->resource = toI32(k.stream);
+      act->resource = k.has_stream ? lanes.stream(act->device, k.stream)
+                                   : lanes.queue(act->device, k.queue);
       act->threadId = act->resource;
-      if (runtimeCorr.count(k.correlation)) {
+      if (k.has_correlation && runtimeCorr.count(k.correlation)) {
         act->flow.id = flowIdFor(k.correlation);
         act->flow.type = libkineto::kLinkAsyncCpuGpu;
         act->flow.start = false;
       }
-      act->addMetadata("device", k.device);
-      act->addMetadata("stream", k.stream);
-      act->addMetadata("hsa_queue", k.queue);
-      act->addMetadata("correlation", k.correlation);
-      act->addMetadataQuoted("kind", "Dispatch Kernel");
-      act->addMetadataQuoted("kernel", jsonEscape(name));
-      act->addMetadata("grid", dim3(k.grid_x, k.grid_y, k.grid_z));
-      act->addMetadata("block", dim3(k.block_x, k.block_y, k.block_z));
-      act->addMetadata("shared memory", k.lds_bytes);
-      act->addMetadata("private memory", k.scratch_bytes);
-      act->addMetadata("dispatch id", k.dispatch_id);
+      putInt(*act, K::Device, k.device);
+      if (k.has_stream) {
+        putInt(*act, K::Stream, static_cast<int64_t>(k.stream));
+      }
+      putUint(*act, K::HsaQueue, k.queue);
+      if (k.has_correlation) {
+        putUint(*act, K::Correlation, k.correlation);
+      }
+      putUint(*act, K::DispatchId, k.dispatch_id);
+      putStr(*act, K::Kind, kernelKind);
+      putStr(*act, K::Kernel, name);
+      putDim3(*act, K::Grid, k.grid_x, k.grid_y, k.grid_z);
+      putDim3(*act, K::Block, k.block_x, k.block_y, k.block_z);
+      putUint(*act, K::SharedMemory, k.lds_bytes);
+      putUint(*act, K::ScratchMemory, k.scratch_bytes);
       if (k.has_graph) {
         compat::addGraphFields(*act, k.graph_id, k.graph_node_id);
       }
-      if (lanes) {
-        lanes->addStream(act->device, act->resource);
-      }
       Row row;
       row.kind = Kind::Kernel;
+      row.hasCorrelation = k.has_correlation;
       row.correlation = k.correlation;
-      row.hasExternal = k.has_external_id;
+      row.hasExternal = k.has_correlation && k.has_external_id;
       row.external = k.external_id;
-      row.hasUser = k.has_user_external_id;
+      row.hasUser = k.has_correlation && k.has_user_external_id;
       row.user = k.user_external_id;
       row.act = std::move(act);
       rows.push_back(std::move(row));
@@ -287,45 +320,48 @@ std::vector<Row> buildRows(
         ++drops;
         continue;
       }
-      std::string dir(c.direction);
       auto act = std::make_unique<GenericTraceActivity>(
-          traceSpan(),
-          ActivityType::GPU_MEMCPY,
-          fmt::format("Memcpy {} ({} -> {})", dir, copySource(dir), copyDest(dir)));
+          traceSpan(), ActivityType::GPU_MEMCPY, vocab::str(copy_event_name(c.direction)));
       act->startTime = start;
       act->endTime = end;
-      act->id = toI32(c.correlation);
+      act->id = c.has_correlation ? toI32(c.correlation) : 0;
       act->device = toI32(c.device);
-      act->resource = toI32(c.stream);
+      act->resource = c.has_stream ? lanes.stream(act->device, c.stream)
+                                   : lanes.copies(act->device);
       act->threadId = act->resource;
-      if (runtimeCorr.count(c.correlation)) {
+      if (c.has_correlation && runtimeCorr.count(c.correlation)) {
         act->flow.id = flowIdFor(c.correlation);
         act->flow.type = libkineto::kLinkAsyncCpuGpu;
         act->flow.start = false;
       }
-      act->addMetadata("device", c.device);
-      act->addMetadata("stream", c.stream);
-      act->addMetadata("correlation", c.correlation);
-      act->addMetadataQuoted("kind", jsonEscape(dir));
-      act->addMetadata("bytes", c.bytes);
+      putInt(*act, K::Device, c.device);
+      if (c.has_stream) {
+        putInt(*act, K::Stream, static_cast<int64_t>(c.stream));
+      }
+      // Copies run on no HSA queue the SDK reports: 0, as kineto writes.
+      putUint(*act, K::HsaQueue, 0);
+      if (c.has_correlation) {
+        putUint(*act, K::Correlation, c.correlation);
+      }
+      putStr(*act, K::Kind, vocab::str(copy_kind(c.direction)));
+      putUint(*act, K::Bytes, c.bytes);
       if (end > start) {
         // bytes per ns == GB/s
-        act->addMetadata(
-            "memory bandwidth (GB/s)",
+        putFloat(
+            *act,
+            K::MemoryBandwidth,
             static_cast<double>(c.bytes) / static_cast<double>(end - start));
       }
-      act->addMetadata("src device", c.src_device);
-      act->addMetadata("dst device", c.dst_device);
+      putInt(*act, K::SrcDevice, c.src_device);
+      putInt(*act, K::DstDevice, c.dst_device);
       if (c.has_graph) {
         compat::addGraphFields(*act, c.graph_id, c.graph_node_id);
       }
-      if (lanes) {
-        lanes->addStream(act->device, act->resource);
-      }
       Row row;
       row.kind = Kind::Copy;
+      row.hasCorrelation = c.has_correlation;
       row.correlation = c.correlation;
-      row.hasExternal = c.has_external_id;
+      row.hasExternal = c.has_correlation && c.has_external_id;
       row.external = c.external_id;
       row.act = std::move(act);
       rows.push_back(std::move(row));
@@ -349,12 +385,21 @@ std::vector<Row> buildRows(
       act->device = pid;
       act->resource = toI32(r.thread_id);
       act->threadId = act->resource;
-      if (gpuCorr.count(r.correlation)) {
+      if (gpuFlows(r.correlation)) {
         act->flow.id = flowIdFor(r.correlation);
         act->flow.type = libkineto::kLinkAsyncCpuGpu;
         act->flow.start = true;
       }
-      act->addMetadata("correlation", r.correlation);
+      putUint(*act, K::Cid, r.cid);
+      putUint(*act, K::Correlation, r.correlation);
+      auto launch = launches.find(r.correlation);
+      if (launch != launches.end() && launch->second.isKernelLaunch()) {
+        const auto& k = w.kernels[launch->second.firstKernel];
+        putStr(*act, K::Kernel, kernelName(k.name_index));
+        putDim3(*act, K::Grid, k.grid_x, k.grid_y, k.grid_z);
+        putDim3(*act, K::Block, k.block_x, k.block_y, k.block_z);
+        putUint(*act, K::SharedMemory, k.lds_bytes);
+      }
       Row row;
       row.kind = Kind::Runtime;
       row.correlation = r.correlation;

@@ -2,8 +2,9 @@
 //
 // Internal to the C++ face. Categories follow kineto's ROCm backend: kernels
 // are CONCURRENT_KERNEL ("kernel"), copies GPU_MEMCPY ("gpu_memcpy"), HIP API
-// calls CUDA_RUNTIME ("cuda_runtime"). Metadata keys follow kineto's
-// RocmMetadataFields spellings; graph fields follow CudaMetadataFields.
+// calls CUDA_RUNTIME ("cuda_runtime"). Keys, value types and fixed strings
+// come from the core's one vocabulary (Vocabulary.h), the same our JSON
+// writer uses.
 #pragma once
 
 #include "kineto-rocm/src/bridge.rs.h"
@@ -44,6 +45,8 @@ struct Options {
 struct Row {
   Kind kind = Kind::Kernel;
   std::unique_ptr<libkineto::GenericTraceActivity> act;
+  // False: the launching call is unknown (no link, no user span).
+  bool hasCorrelation = true;
   uint64_t correlation = 0;
   bool hasExternal = false;
   uint64_t external = 0;
@@ -51,17 +54,24 @@ struct Row {
   uint64_t user = 0;
 };
 
-// GPU processes and (device, stream) lanes seen while converting.
+// GPU processes and their lanes seen while converting: one per stream
+// (id = stream), per stream-less kernel's HSA queue (dense ids from the
+// vocabulary's queue_lane_base, per device), and one for a device's
+// stream-less copies. Ids stay stable across the windows of one trace.
 class Lanes {
  public:
   void addDevice(uint32_t device, const std::string& name);
-  void addStream(int32_t device, int32_t stream);
+  int32_t stream(int32_t device, uint64_t stream);
+  int32_t queue(int32_t device, uint64_t queue);
+  int32_t copies(int32_t device);
   std::vector<DeviceLaneInfo> devices() const;
-  std::vector<StreamLaneInfo> streams() const;
+  std::vector<StreamLaneInfo> lanes() const;
 
  private:
   std::map<int32_t, std::string> devices_;
-  std::set<std::pair<int32_t, int32_t>> streams_;
+  std::map<std::pair<int32_t, int32_t>, std::string> lanes_;
+  std::map<std::pair<int32_t, uint64_t>, int32_t> queueIds_;
+  std::map<int32_t, int32_t> queuesPerDevice_;
 };
 
 // kineto's GPU user-annotation spans: one per (device, stream, annotation),
@@ -90,7 +100,7 @@ const libkineto::TraceSpan& traceSpan();
 std::vector<Row> buildRows(
     const WindowActivities& window,
     const Options& opt,
-    Lanes* lanes,
+    Lanes& lanes,
     uint64_t* dropped = nullptr);
 
 // ac2g flow id for a correlation id: never 0, kept clear of the low ids

@@ -2,6 +2,7 @@
 #include "kineto_rocm/RocmActivityApi.h"
 
 #include "ActivityConvert.h"
+#include "FaceGuard.h"
 #include "KinetoCompat.h"
 #include "kineto-rocm/src/bridge.rs.h"
 #include "rust/cxx.h"
@@ -10,7 +11,6 @@
 
 #include <algorithm>
 #include <cinttypes>
-#include <cstdio>
 #include <exception>
 #include <map>
 #include <tuple>
@@ -26,23 +26,13 @@ namespace {
 
 std::atomic<bool> gUnavailableLogged{false};
 
-void logLine(const std::string& line) {
-  // One write per line so concurrent writers do not interleave.
-  std::string out = line + "\n";
-  std::fwrite(out.data(), 1, out.size(), stderr);
-  std::fflush(stderr);
-}
-
 } // namespace
 
 void logUnavailableOnce(const std::string& reason) {
   if (gUnavailableLogged.exchange(true)) {
     return;
   }
-  try {
-    logLine("kineto-rocm: collecting nothing: " + reason);
-  } catch (...) {
-  }
+  guard("logUnavailableOnce", [&] { logLine("kineto-rocm: collecting nothing: " + reason); });
 }
 
 struct RocmActivityApi::State {
@@ -61,12 +51,11 @@ RocmActivityApi::RocmActivityApi() : s_(std::make_unique<State>()) {}
 RocmActivityApi::~RocmActivityApi() {
   // The singleton dies at exit: stop what is running, but never throw or
   // call into a core that may already be finalised by the SDK.
-  try {
+  guard("~RocmActivityApi", [&] {
     if (s_ && s_->collecting) {
       stop_collection();
     }
-  } catch (...) {
-  }
+  });
 }
 
 RocmActivityApi& RocmActivityApi::singleton() {
@@ -76,18 +65,15 @@ RocmActivityApi& RocmActivityApi::singleton() {
   return *instance;
 }
 
+// Per CPU op: a failure would repeat for every op, so it is logged once.
 void RocmActivityApi::pushCorrelationID(uint64_t id, CorrelationFlowType type) {
-  try {
-    push_correlation_id(id, type == User);
-  } catch (...) {
-  }
+  static std::atomic<bool> logged{false};
+  guardOnce("pushCorrelationID", logged, [&] { push_correlation_id(id, type == User); });
 }
 
 void RocmActivityApi::popCorrelationID(CorrelationFlowType type) {
-  try {
-    pop_correlation_id(type == User);
-  } catch (...) {
-  }
+  static std::atomic<bool> logged{false};
+  guardOnce("popCorrelationID", logged, [&] { pop_correlation_id(type == User); });
 }
 
 bool RocmActivityApi::isAvailable() const {
@@ -95,53 +81,46 @@ bool RocmActivityApi::isAvailable() const {
 }
 
 std::string RocmActivityApi::unavailableReason() const {
-  try {
-    return std::string(unavailable_reason());
-  } catch (const std::exception& e) {
-    return std::string("kineto-rocm core failed: ") + e.what();
-  } catch (...) {
-    return "kineto-rocm core failed";
-  }
+  std::string why;
+  guard("unavailableReason", [&] { why = std::string(unavailable_reason()); });
+  return why;
 }
 
 bool RocmActivityApi::enableActivities(const std::set<ActivityType>& selected) {
-  try {
+  bool started = false;
+  guard("enableActivities", [&] {
     std::lock_guard<std::mutex> lock(mutex_);
     for (auto t : selected) {
       s_->mask.insert(t);
     }
     if (s_->collecting) {
-      return true;
+      started = true;
+      return;
     }
     if (!convert::anyCollected(s_->mask)) {
-      return false;
+      return;
     }
     std::string why = unavailableReason();
     if (!why.empty()) {
       logUnavailableOnce(why);
-      return false;
+      return;
     }
     try {
       start_collection();
       s_->collecting = true;
-      stopCollection = false;
-      return true;
+      started = true;
     } catch (const rust::Error& e) {
-      // Unavailable shows up here too when the SDK refused us at configure.
+      // Unavailable shows up here too when the SDK refused us at configure
+      // or initialised without us.
       std::string again = unavailableReason();
       logUnavailableOnce(again.empty() ? std::string(e.what()) : again);
-      return false;
     }
-  } catch (const std::exception& e) {
-    logLine(std::string("kineto-rocm: enableActivities failed: ") + e.what());
-  } catch (...) {
-    logLine("kineto-rocm: enableActivities failed");
-  }
-  return false;
+  });
+  return started;
 }
 
 void RocmActivityApi::disableActivities(const std::set<ActivityType>& selected) {
-  try {
+  guard("disableActivities", [&] {
     std::lock_guard<std::mutex> lock(mutex_);
     s_->maskSnapshot = s_->mask;
     for (auto t : selected) {
@@ -149,51 +128,33 @@ void RocmActivityApi::disableActivities(const std::set<ActivityType>& selected) 
     }
     if (s_->collecting && !convert::anyCollected(s_->mask)) {
       s_->collecting = false;
-      stopCollection = true;
       stop_collection();
     }
-  } catch (const std::exception& e) {
-    logLine(std::string("kineto-rocm: disableActivities failed: ") + e.what());
-  } catch (...) {
-    logLine("kineto-rocm: disableActivities failed");
-  }
+  });
 }
 
 void RocmActivityApi::flushActivities() {
-  try {
+  guard("flushActivities", [&] {
     std::lock_guard<std::mutex> lock(mutex_);
     rust::Vec<WindowActivities> windows = take_finished_windows();
     if (!windows.empty()) {
       s_->batches.push_back(std::move(windows));
     }
-  } catch (const std::exception& e) {
-    logLine(std::string("kineto-rocm: flushActivities failed: ") + e.what());
-  } catch (...) {
-    logLine("kineto-rocm: flushActivities failed");
-  }
+  });
 }
 
 void RocmActivityApi::clearActivities() {
-  try {
+  guard("clearActivities", [&] {
     std::lock_guard<std::mutex> lock(mutex_);
     s_->batches.clear();
     s_->faceSummary.clear();
     clear_activities();
-  } catch (...) {
-  }
+  });
 }
 
 void RocmActivityApi::teardownContext() {
-  try {
-    std::lock_guard<std::mutex> lock(mutex_);
-    if (s_->collecting) {
-      s_->collecting = false;
-      stopCollection = true;
-      stop_collection();
-    }
-    s_->mask.clear();
-  } catch (...) {
-  }
+  // kineto calls this on every reset; the SDK context lives for the
+  // process, so there is nothing to tear down.
 }
 
 void RocmActivityApi::setTimeOffset(int64_t offsetNs) {
@@ -202,18 +163,15 @@ void RocmActivityApi::setTimeOffset(int64_t offsetNs) {
 }
 
 void RocmActivityApi::setMaxEvents(uint32_t maxEvents) {
-  try {
-    set_max_events(maxEvents);
-  } catch (...) {
-  }
+  guard("setMaxEvents", [&] { set_max_events(maxEvents); });
 }
 
 int RocmActivityApi::processActivities(
     RowHandler handler,
     CorrelationHandler correlationHandler) {
   int count = 0;
-  try {
-    flushActivities();
+  flushActivities();
+  guard("processActivities", [&] {
     std::lock_guard<std::mutex> lock(mutex_);
     convert::Options opt;
     opt.mask = s_->maskSnapshot.empty() ? s_->mask : s_->maskSnapshot;
@@ -221,13 +179,9 @@ int RocmActivityApi::processActivities(
     convert::Lanes lanes;
     for (const auto& batch : s_->batches) {
       for (const auto& window : batch) {
-        std::vector<convert::Row> rows = convert::buildRows(window, opt, &lanes);
-        for (auto& row : rows) {
-          if (handler) {
-            handler(*row.act);
-          }
-          ++count;
-        }
+        std::vector<convert::Row> rows = convert::buildRows(window, opt, lanes);
+        // kineto links a row to its CPU op when it handles the row: the
+        // correlation pairs go first.
         if (correlationHandler) {
           for (auto& row : rows) {
             if (row.hasExternal) {
@@ -238,15 +192,17 @@ int RocmActivityApi::processActivities(
             }
           }
         }
+        for (auto& row : rows) {
+          if (handler) {
+            handler(*row.act);
+          }
+          ++count;
+        }
       }
     }
     s_->lanes = lanes.devices();
-    s_->streams = lanes.streams();
-  } catch (const std::exception& e) {
-    logLine(std::string("kineto-rocm: processActivities failed: ") + e.what());
-  } catch (...) {
-    logLine("kineto-rocm: processActivities failed");
-  }
+    s_->streams = lanes.lanes();
+  });
   return count;
 }
 
@@ -256,8 +212,8 @@ int RocmActivityApi::processActivities(
     int64_t startTime,
     int64_t endTime) {
   int count = 0;
-  try {
-    flushActivities();
+  flushActivities();
+  guard("processActivities", [&] {
     std::lock_guard<std::mutex> lock(mutex_);
     convert::Options opt;
     opt.mask = s_->maskSnapshot.empty() ? s_->mask : s_->maskSnapshot;
@@ -272,7 +228,7 @@ int RocmActivityApi::processActivities(
     for (const auto& batch : s_->batches) {
       for (const auto& window : batch) {
         std::vector<convert::Row> rows =
-            convert::buildRows(window, opt, &lanes, &dropped);
+            convert::buildRows(window, opt, lanes, &dropped);
         for (auto& row : rows) {
           GenericTraceActivity& act = *row.act;
           if (row.hasExternal && getLinked) {
@@ -295,18 +251,14 @@ int RocmActivityApi::processActivities(
     }
     count += userSpans.log(logger);
     s_->lanes = lanes.devices();
-    s_->streams = lanes.streams();
+    s_->streams = lanes.lanes();
     s_->faceSummary = {
         "face_logged=" + std::to_string(count),
         "face_linked_to_cpu_op=" + std::to_string(linkedCount),
         "face_cpu_op_not_found=" + std::to_string(unlinked),
         "face_outside_capture_window=" + std::to_string(dropped),
     };
-  } catch (const std::exception& e) {
-    logLine(std::string("kineto-rocm: processActivities failed: ") + e.what());
-  } catch (...) {
-    logLine("kineto-rocm: processActivities failed");
-  }
+  });
   return count;
 }
 
@@ -322,7 +274,7 @@ std::vector<StreamLaneInfo> RocmActivityApi::streamLanes() const {
 
 std::vector<std::string> RocmActivityApi::summary() const {
   std::vector<std::string> out;
-  try {
+  guard("summary", [&] {
     std::lock_guard<std::mutex> lock(mutex_);
     uint64_t windows = 0, kernels = 0, copies = 0, runtime = 0, graphed = 0;
     for (const auto& batch : s_->batches) {
@@ -348,8 +300,7 @@ std::vector<std::string> RocmActivityApi::summary() const {
     out.push_back("runtime_calls=" + std::to_string(runtime));
     out.push_back("graph_attributed=" + std::to_string(graphed));
     out.insert(out.end(), s_->faceSummary.begin(), s_->faceSummary.end());
-  } catch (...) {
-  }
+  });
   return out;
 }
 

@@ -1,6 +1,7 @@
 #include "kineto_rocm/RocmChildProfiler.h"
 
 #include "ActivityConvert.h"
+#include "FaceGuard.h"
 #include "KinetoCompat.h"
 #pragma GCC visibility push(default)
 #include "kineto_rocm.h"
@@ -8,9 +9,11 @@
 
 #include <libkineto.h>
 
+#include <ActivityTraceInterface.h>
+
 #include <atomic>
-#include <cstdio>
 #include <exception>
+#include <mutex>
 #include <string>
 
 namespace kineto_rocm {
@@ -19,20 +22,18 @@ using libkineto::ActivityType;
 
 namespace {
 
-void logError(const char* where, const char* what) {
-  std::fprintf(stderr, "kineto-rocm: %s failed: %s\n", where, what);
-}
+// How kineto was initialised, as far as kineto-rocm knows: only
+// kineto_rocm_register_exclusive() can say its built-in GPU tracer is off
+// (kineto does not expose its cpuOnly flag).
+std::atomic<bool> gKinetoCpuOnlyByUs{false};
 
-// Every override runs inside this: nothing escapes into kineto.
-template <typename F>
-void guarded(const char* where, F&& f) {
-  try {
-    f();
-  } catch (const std::exception& e) {
-    logError(where, e.what());
-  } catch (...) {
-    logError(where, "unknown exception");
-  }
+const char* kSoleCollectorYes =
+    "yes: kineto-rocm initialised kineto CPU-only (kineto_rocm_register_exclusive), so kineto's built-in GPU tracer is off";
+const char* kSoleCollectorUnverified =
+    "unverified: kineto was initialised by its host, and a ROCm PyTorch does so with kineto's built-in GPU tracer on (GPU work then appears twice); call kineto_rocm_register_exclusive() before the first profile";
+
+std::string soleCollectorStatus() {
+  return gKinetoCpuOnlyByUs ? kSoleCollectorYes : kSoleCollectorUnverified;
 }
 
 bool isNumber(const std::string& v) {
@@ -93,7 +94,7 @@ RocmChildSession::RocmChildSession(std::set<ActivityType> types)
     : types_(std::move(types)) {}
 
 RocmChildSession::~RocmChildSession() {
-  guarded("~RocmChildSession", [&] {
+  guard("~RocmChildSession", [&] {
     if (collecting_ && !stopped_) {
       RocmActivityApi::singleton().disableActivities(types_);
     }
@@ -101,20 +102,29 @@ RocmChildSession::~RocmChildSession() {
 }
 
 void RocmChildSession::start() {
-  guarded("start", [&] {
+  guard("start", [&] {
     auto& api = RocmActivityApi::singleton();
     api.clearActivities();
-    unavailable_ = api.unavailableReason();
     collecting_ = api.enableActivities(types_);
-    if (!collecting_ && unavailable_.empty()) {
-      unavailable_ = "collection did not start (see the log)";
+    if (!collecting_) {
+      // Asked after the attempt: an SDK that initialised without us is only
+      // found out when collection is asked for.
+      unavailable_ = api.unavailableReason();
+      if (unavailable_.empty()) {
+        unavailable_ = "collection did not start (see the log)";
+      }
+    } else if (!gKinetoCpuOnlyByUs) {
+      static std::atomic<bool> logged{false};
+      if (!logged.exchange(true)) {
+        logLine(std::string("kineto-rocm: sole GPU collector ") + kSoleCollectorUnverified);
+      }
     }
     status_ = libkineto::TraceStatus::RECORDING;
   });
 }
 
 void RocmChildSession::stop() {
-  guarded("stop", [&] {
+  guard("stop", [&] {
     auto& api = RocmActivityApi::singleton();
     if (collecting_ && !stopped_) {
       api.disableActivities(types_);
@@ -142,7 +152,7 @@ void RocmChildSession::processTrace(
     libkineto::getLinkedActivityCallback getLinkedActivity,
     int64_t startTime,
     int64_t endTime) {
-  guarded("processTrace", [&] {
+  guard("processTrace", [&] {
     if (!collecting_) {
       return;
     }
@@ -167,7 +177,7 @@ void RocmChildSession::processTrace(
 
 std::unique_ptr<libkineto::DeviceInfo> RocmChildSession::getDeviceInfo() {
   std::unique_ptr<libkineto::DeviceInfo> out;
-  guarded("getDeviceInfo", [&] {
+  guard("getDeviceInfo", [&] {
     if (devices_.empty()) {
       return;
     }
@@ -183,10 +193,9 @@ std::unique_ptr<libkineto::DeviceInfo> RocmChildSession::getDeviceInfo() {
 
 std::vector<libkineto::ResourceInfo> RocmChildSession::getResourceInfos() {
   std::vector<libkineto::ResourceInfo> out;
-  guarded("getResourceInfos", [&] {
-    for (const auto& s : streams_) {
-      out.push_back(compat::makeResourceInfo(
-          s.device, s.stream, s.stream, "stream " + std::to_string(s.stream)));
+  guard("getResourceInfos", [&] {
+    for (const auto& lane : streams_) {
+      out.push_back(compat::makeResourceInfo(lane.device, lane.id, lane.id, lane.name));
     }
   });
   return out;
@@ -215,12 +224,13 @@ void RocmChildSession::popUserCorrelationId() {
 
 std::unordered_map<std::string, std::string> RocmChildSession::getMetadata() {
   std::unordered_map<std::string, std::string> out;
-  guarded("getMetadata", [&] {
+  guard("getMetadata", [&] {
     std::vector<std::string> lines;
     if (!unavailable_.empty()) {
       lines.push_back("status=collecting nothing: " + unavailable_);
     } else {
       lines.push_back("status=collected");
+      lines.push_back("sole_collector=" + soleCollectorStatus());
     }
     lines.insert(lines.end(), summary_.begin(), summary_.end());
     out.emplace("kineto_rocm", summaryJson(lines));
@@ -249,7 +259,7 @@ std::unique_ptr<libkineto::IActivityProfilerSession> RocmChildProfiler::configur
     const std::set<ActivityType>& activityTypes,
     const libkineto::Config& /*config*/) {
   std::unique_ptr<libkineto::IActivityProfilerSession> out;
-  guarded("configure", [&] {
+  guard("configure", [&] {
     if (!convert::anyCollected(activityTypes)) {
       return; // sit this trace out
     }
@@ -281,7 +291,7 @@ bool registerKinetoProfiler() {
   if (registered.exchange(true)) {
     return true;
   }
-  try {
+  bool ok = guard("registerKinetoProfiler", [] {
     libkineto::api().registerProfilerFactory(
         []() -> std::unique_ptr<libkineto::IActivityProfiler> {
           try {
@@ -290,23 +300,101 @@ bool registerKinetoProfiler() {
             return nullptr;
           }
         });
-    return true;
-  } catch (const std::exception& e) {
-    logError("registerKinetoProfiler", e.what());
-  } catch (...) {
-    logError("registerKinetoProfiler", "unknown exception");
+  });
+  if (!ok) {
+    registered = false;
   }
-  registered = false;
-  return false;
+  return ok;
+}
+
+namespace {
+
+std::mutex gRegistrationMutex;
+// The refusal line of the last kineto_rocm_register_exclusive(), or empty.
+std::string gRegistrationMessage;
+
+const char* kRefusal =
+    "kineto-rocm: refused: kineto was initialised before kineto-rocm registered (a profile already ran, or KINETO_USE_DAEMON is set), so kineto's own GPU tracer may collect too and kineto-rocm did not register; call kineto_rocm_register_exclusive() right after importing torch, before the first profile, with KINETO_USE_DAEMON unset";
+
+} // namespace
+
+RegistrationResult registerExclusive() {
+  std::lock_guard<std::mutex> lock(gRegistrationMutex);
+  RegistrationResult result = RegistrationResult::Failed;
+  guard("registerExclusive", [&] {
+    if (!gKinetoCpuOnlyByUs && libkineto::api().isProfilerRegistered()) {
+      gRegistrationMessage = kRefusal;
+      logLine(gRegistrationMessage);
+      result = RegistrationResult::Refused;
+      return;
+    }
+    if (!gKinetoCpuOnlyByUs) {
+      // PyTorch calls libkineto_init only when no profiler is registered
+      // yet, so this choice holds for the process.
+      libkineto_init(/*cpuOnly=*/true, /*logOnError=*/true);
+      // What PyTorch does after its own libkineto_init (KINETO_LOG_LEVEL
+      // still overrides).
+      libkineto::api().suppressLogMessages();
+      gKinetoCpuOnlyByUs = true;
+    }
+    gRegistrationMessage.clear();
+    result = registerKinetoProfiler() ? RegistrationResult::Registered
+                                      : RegistrationResult::Failed;
+  });
+  return result;
+}
+
+SoleCollectorReport checkSoleCollector(libkineto::ActivityTraceInterface& trace) {
+  SoleCollectorReport report;
+  guard("checkSoleCollector", [&] {
+    const auto* activities = trace.activities();
+    if (activities == nullptr) {
+      return;
+    }
+    const libkineto::TraceSpan* ours = &convert::traceSpan();
+    for (const libkineto::ITraceActivity* act : *activities) {
+      auto type = act->type();
+      if (type != ActivityType::CONCURRENT_KERNEL && type != ActivityType::GPU_MEMCPY &&
+          type != ActivityType::GPU_MEMSET) {
+        continue;
+      }
+      if (act->traceSpan() == ours) {
+        ++report.ours;
+      } else {
+        ++report.foreign;
+      }
+    }
+    if (report.foreign > 0) {
+      report.message = "kineto-rocm: not the only GPU collector: " +
+          std::to_string(report.foreign) + " GPU activities in this trace come from another backend (" +
+          std::to_string(report.ours) +
+          " from kineto-rocm); call kineto_rocm_register_exclusive() before the first profile";
+      logLine(report.message);
+    }
+  });
+  return report;
 }
 
 } // namespace kineto_rocm
 
 extern "C" KINETO_ROCM_API int kineto_rocm_register_kineto_profiler(void) {
-  // KINETO_ROCM_OK / KINETO_ROCM_USAGE_ERROR from include/kineto_rocm.h
-  try {
-    return kineto_rocm::registerKinetoProfiler() ? 0 : 3;
-  } catch (...) {
-    return 3;
+  return kineto_rocm::registerKinetoProfiler() ? KINETO_ROCM_OK : KINETO_ROCM_USAGE_ERROR;
+}
+
+extern "C" KINETO_ROCM_API int kineto_rocm_register_exclusive(void) {
+  switch (kineto_rocm::registerExclusive()) {
+    case kineto_rocm::RegistrationResult::Registered:
+      return KINETO_ROCM_OK;
+    case kineto_rocm::RegistrationResult::Refused:
+      return KINETO_ROCM_REFUSED;
+    case kineto_rocm::RegistrationResult::Failed:
+      break;
   }
+  return KINETO_ROCM_USAGE_ERROR;
+}
+
+extern "C" KINETO_ROCM_API const char* kineto_rocm_registration_message(void) {
+  std::lock_guard<std::mutex> lock(kineto_rocm::gRegistrationMutex);
+  return kineto_rocm::gRegistrationMessage.empty() ? nullptr
+                                                   : kineto_rocm::gRegistrationMessage.c_str();
 }

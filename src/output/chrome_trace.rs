@@ -6,11 +6,14 @@
 //! matches `"graph node id":\s*(\d+)`), timestamps are microseconds.
 use std::io::{self, Write};
 
-/// One argument value: integers stay unquoted.
+/// One argument value: numbers stay unquoted.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Arg<'a> {
     Int(u64),
+    Signed(i64),
+    Float(f64),
     Str(&'a str),
+    /// `[x, y, z]`, a JSON array (kineto's typed grid and block).
     Dim3([u32; 3]),
 }
 
@@ -77,8 +80,12 @@ impl<W: Write> ChromeTraceWriter<W> {
                 self.out.write_all(b": ")?;
                 match value {
                     Arg::Int(v) => write!(self.out, "{v}")?,
+                    Arg::Signed(v) => write!(self.out, "{v}")?,
+                    // Always with a fraction or exponent, so readers see a float.
+                    Arg::Float(v) if v.is_finite() => write!(self.out, "{v:?}")?,
+                    Arg::Float(_) => self.out.write_all(b"null")?,
                     Arg::Str(s) => write_json_string(&mut self.out, s)?,
-                    Arg::Dim3([x, y, z]) => write!(self.out, "\"[{x}, {y}, {z}]\"")?,
+                    Arg::Dim3([x, y, z]) => write!(self.out, "[{x}, {y}, {z}]")?,
                 }
             }
             self.out.write_all(b"}")?;
@@ -191,6 +198,6 @@ mod tests {
         let event = &parsed["traceEvents"][0];
         assert_eq!(event["name"], "k\"1");
         assert_eq!(event["args"]["graph id"], 1);
-        assert_eq!(event["args"]["grid"], "[4, 1, 1]");
+        assert_eq!(event["args"]["grid"], serde_json::json!([4, 1, 1]));
     }
 }

@@ -284,7 +284,10 @@ impl Collector {
                 );
             }
             match self.store.finalise(id) {
-                Ok(window) => finished.push(self.to_activities(window, &span, tool)),
+                Ok(window) => {
+                    crate::fault::finishing_window();
+                    finished.push(self.to_activities(window, &span, tool))
+                }
                 Err(e) => log::warn!("kineto-rocm: finalising window {}: {e}", id.get()),
             }
         }
@@ -347,8 +350,10 @@ impl Collector {
                 name_index: index,
                 device: devices.index_of(row.agent.0),
                 stream: row.stream.unwrap_or(0),
+                has_stream: row.stream.is_some(),
                 queue: row.queue,
                 correlation: row.launch_correlation_id.unwrap_or(0),
+                has_correlation: row.launch_correlation_id.is_some(),
                 dispatch_id: row.dispatch_id,
                 start_ns: row.start_ns,
                 end_ns: row.end_ns,
@@ -379,10 +384,12 @@ impl Collector {
                     row.dst_agent
                 };
                 CopyActivity {
-                    direction: direction_name(row.direction),
+                    direction: row.direction.into(),
                     device: devices.index_of(device_agent.0),
                     stream: row.stream.unwrap_or(0),
+                    has_stream: row.stream.is_some(),
                     correlation: row.launch_correlation_id.unwrap_or(0),
+                    has_correlation: row.launch_correlation_id.is_some(),
                     bytes: row.bytes,
                     src_device: device_or_host(devices, row.src_agent.0),
                     dst_device: device_or_host(devices, row.dst_agent.0),
@@ -401,6 +408,7 @@ impl Collector {
             .rows()
             .map(|row| RuntimeActivity {
                 name: hip_runtime_api_id::name(row.operation).unwrap_or("hipApi"),
+                cid: row.operation as u32,
                 thread_id: row.thread_id,
                 correlation: row.correlation_id,
                 start_ns: row.start_ns,
@@ -447,16 +455,6 @@ fn external_domain(domain: CorrelationDomain) -> ExternalDomain {
     match domain {
         CorrelationDomain::Default => ExternalDomain::Default,
         CorrelationDomain::User => ExternalDomain::User,
-    }
-}
-
-fn direction_name(direction: CopyDirection) -> &'static str {
-    match direction {
-        CopyDirection::HostToHost => "HtoH",
-        CopyDirection::HostToDevice => "HtoD",
-        CopyDirection::DeviceToHost => "DtoH",
-        CopyDirection::DeviceToDevice => "DtoD",
-        CopyDirection::Unknown => "Unknown",
     }
 }
 

@@ -149,7 +149,12 @@ fn tool_start(tool: &Tool) -> Result<(), String> {
 }
 
 /// Makes sure the SDK has configured us, asking it to if it has not.
-fn ensure_configured() -> Result<Option<&'static Tool>, ToolError> {
+///
+/// An SDK that initialised without calling our `rocprofiler_configure` (the
+/// library was loaded after the runtime's first use) will never call it:
+/// that is reported as unavailable, with what to do, instead of waiting for
+/// a configure that cannot come.
+pub(crate) fn ensure_configured() -> Result<Option<&'static Tool>, ToolError> {
     if let Some(tool) = TOOL.get() {
         return Ok(Some(tool));
     }
@@ -159,28 +164,44 @@ fn ensure_configured() -> Result<Option<&'static Tool>, ToolError> {
     crate::logging::init();
     let sdk = match Sdk::resolve() {
         Ok(sdk) => sdk,
-        Err(why) => {
-            let why = why.to_string();
-            log::warn!("kineto-rocm collects nothing: {why}");
-            let _ = UNAVAILABLE.set(why.clone());
-            return Err(ToolError::Unavailable(why));
-        }
+        Err(why) => return Err(unavailable(why.to_string())),
     };
     let mut initialized = 0;
     // SAFETY: is_initialized writes one int through a valid pointer.
     unsafe { (sdk.is_initialized)(&mut initialized) };
-    if initialized == 0 && !CONFIGURED.load(Ordering::Acquire) {
-        // SAFETY: registers our own exported configure function.
-        let status =
-            unsafe { (sdk.force_configure)(Some(super::configure::rocprofiler_configure)) };
-        if !status.is_success() {
-            return Err(ToolError::Sdk {
-                call: "rocprofiler_force_configure",
-                status: status.0,
-            });
-        }
+    if CONFIGURED.load(Ordering::Acquire) {
+        return Ok(TOOL.get());
+    }
+    // 1: initialised (every tool it will ever configure has been); -1: in
+    // progress, our configure may still come.
+    if initialized > 0 {
+        return Err(unavailable(SDK_INITIALISED_WITHOUT_US.to_string()));
+    }
+    if initialized < 0 {
+        return Ok(None);
+    }
+    // SAFETY: registers our own exported configure function.
+    let status = unsafe { (sdk.force_configure)(Some(super::configure::rocprofiler_configure)) };
+    if status == rocprofiler_status_t::ERROR_CONFIGURATION_LOCKED {
+        // The SDK initialised between the two calls, without us.
+        return Err(unavailable(SDK_INITIALISED_WITHOUT_US.to_string()));
+    }
+    if !status.is_success() {
+        return Err(ToolError::Sdk {
+            call: "rocprofiler_force_configure",
+            status: status.0,
+        });
     }
     Ok(TOOL.get())
+}
+
+const SDK_INITIALISED_WITHOUT_US: &str = "unavailable: the SDK initialised before kineto-rocm was loaded; load it before the first HIP call or list it in ROCP_TOOL_LIBRARIES";
+
+/// Records why nothing can be collected in this process; the caller
+/// reports it (one line, from the C ABI or the C++ face).
+fn unavailable(why: String) -> ToolError {
+    let _ = UNAVAILABLE.set(why.clone());
+    ToolError::Unavailable(why)
 }
 
 pub fn start_collection() -> Result<(), ToolError> {

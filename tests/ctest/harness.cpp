@@ -228,10 +228,15 @@ std::vector<CpuOp> takeCpuOps() {
 }
 
 void initKineto() {
+  // As PyTorch's prepareTrace does: initialise only when nobody has.
   static std::once_flag once;
   std::call_once(once, [] {
-    libkineto_init(/*cpuOnly=*/true, /*logOnError=*/true);
-    libkineto::api().initProfilerIfRegistered();
+    if (!libkineto::api().isProfilerRegistered()) {
+      libkineto_init(/*cpuOnly=*/true, /*logOnError=*/true);
+    }
+    if (!libkineto::api().isProfilerInitialized()) {
+      libkineto::api().initProfilerIfRegistered();
+    }
   });
 }
 

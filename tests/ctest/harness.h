@@ -56,7 +56,9 @@ std::vector<CpuOp> takeCpuOps();
 
 // ---- kineto -------------------------------------------------------------------
 
-void initKineto(); // libkineto_init(cpuOnly) + initProfilerIfRegistered, once
+// Once, as PyTorch's prepareTrace: libkineto_init(cpuOnly) unless kineto is
+// already registered, then initProfilerIfRegistered.
+void initKineto();
 bool registerChild(); // kineto_rocm_register_kineto_profiler() == 0
 
 struct TraceOptions {

@@ -16,7 +16,9 @@
 // as bare unsigned integers. Timestamps are system_clock nanoseconds, the
 // clock kineto stamps CPU ops with.
 //
-// Nothing here throws: failures are logged once and the call does nothing.
+// Nothing here throws: a failure (a C++ exception, or a panic the core
+// turned into an internal error) is logged as one line and the call does
+// nothing.
 //
 // Include with the kineto headers of the torch you load on the include path
 // and KINETO_NAMESPACE=libkineto, FMT_HEADER_ONLY defined (the exported CMake
@@ -50,10 +52,13 @@ struct DeviceLaneInfo {
   std::string name;
 };
 
-// One (device, stream) lane seen in the processed windows.
+// One lane (kineto resource) of a GPU seen in the processed windows: a
+// stream ("stream N", id = stream), a stream-less kernel's HSA queue ("HW
+// queue 0x..."), or a device's stream-less copies ("copies").
 struct StreamLaneInfo {
   int32_t device = 0;
-  int32_t stream = 0;
+  int32_t id = 0;
+  std::string name;
 };
 
 class KINETO_ROCM_API RocmActivityApi {
@@ -92,8 +97,8 @@ class KINETO_ROCM_API RocmActivityApi {
   void clearActivities();
   // Stops collection if still running; keeps the SDK context for reuse.
   void teardownContext();
-  // Extra nanoseconds added to every converted timestamp (kineto's
-  // setTimeOffset); the SDK -> system_clock offset itself comes per window.
+  // Extra nanoseconds added to every converted timestamp; the SDK ->
+  // system_clock offset itself comes per window.
   void setTimeOffset(int64_t offsetNs);
   void setMaxEvents(uint32_t maxEvents);
   void setMaxBufferSize(int64_t /*size*/) {}
@@ -112,13 +117,16 @@ class KINETO_ROCM_API RocmActivityApi {
       int64_t startTime,
       int64_t endTime);
 
-  // From the windows processed last: GPU lanes and (device, stream) lanes.
+  // From the windows processed last: GPU processes and their lanes.
   std::vector<DeviceLaneInfo> deviceLanes() const;
   std::vector<StreamLaneInfo> streamLanes() const;
   // `key=value` summary lines of the windows (attribution counts,
   // completeness, drops) plus the face's own counters.
   std::vector<std::string> summary() const;
 
+  // Never set: collection does not stop early (records beyond setMaxEvents
+  // are dropped and counted in the trace metadata). kineto reads it as
+  // "stopped early".
   std::atomic_bool stopCollection{false};
 
  private:

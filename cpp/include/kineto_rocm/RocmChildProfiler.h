@@ -12,6 +12,7 @@
 
 #include "kineto_rocm/RocmActivityApi.h"
 
+#include <ActivityTraceInterface.h>
 #include <IActivityProfiler.h>
 
 #include <memory>
@@ -79,5 +80,27 @@ class KINETO_ROCM_API RocmChildProfiler : public libkineto::IActivityProfiler {
 // Registers the child profiler factory with libkineto::api() once per
 // process; later calls do nothing. Returns false if kineto threw.
 KINETO_ROCM_API bool registerKinetoProfiler();
+
+enum class RegistrationResult { Registered, Refused, Failed };
+
+// kineto-rocm as the only GPU collector (kineto_rocm_register_exclusive()):
+// kineto not initialised yet -> libkineto_init(cpuOnly=true) (kineto's
+// built-in GPU tracer stays off for the process; PyTorch then skips its own
+// libkineto_init) and the child profiler is registered. kineto already
+// initialised by someone else -> Refused, one line written saying what to
+// do, nothing registered (kineto does not say whether that initialisation
+// was CPU-only, so it is taken as GPU tracing on).
+KINETO_ROCM_API RegistrationResult registerExclusive();
+
+// GPU activities (kernels, copies, memsets) of a finished trace, by
+// producer. `foreign` > 0: another backend collected in the same trace;
+// `message` is then the one line written to the log.
+struct SoleCollectorReport {
+  uint64_t ours = 0;
+  uint64_t foreign = 0;
+  std::string message;
+};
+KINETO_ROCM_API SoleCollectorReport checkSoleCollector(
+    libkineto::ActivityTraceInterface& trace);
 
 } // namespace kineto_rocm

@@ -183,8 +183,10 @@ fn gpu_work_links_to_the_cpu_op_that_launched_it() {
         let external = event["args"]["External id"].as_u64();
         let graphed = event["args"]["graph id"].is_u64();
         let expected = match (name, graphed) {
-            ("link_graph_a" | "link_graph_b", _) | ("Memcpy DtoH", true) => Some(101),
-            ("link_eager_pushed", _) | ("Memcpy HtoD", false) => Some(202),
+            ("link_graph_a" | "link_graph_b", _) | ("Memcpy DtoH (Device -> Host)", true) => {
+                Some(101)
+            }
+            ("link_eager_pushed", _) | ("Memcpy HtoD (Host -> Device)", false) => Some(202),
             ("link_eager_bare", _) => None,
             other => panic!("unexpected event {other:?}"),
         };

@@ -3,7 +3,8 @@
 //! Built as `librocprofiler_sim.so`, it exports the SDK's C entry points
 //! (`rocprofiler_*`) over a model of the HIP runtime, plus a small driver ABI
 //! (`rocsim_*`, see [`driver`]) that runs JSON workloads ([`workload`]) and
-//! reports the ground truth ([`truth`]). A process loads ONE copy of it with
+//! reports the ground truth ([`truth`]), and the few HIP runtime calls kineto's
+//! ROCm backend makes ([`hip`]). A process loads ONE copy of it with
 //! dlopen(RTLD_NOW | RTLD_GLOBAL) ([`host`]); the model and SDK state are
 //! crate-private so no host can run a second, in-process copy by accident.
 //!
@@ -16,6 +17,7 @@
 #![deny(unsafe_op_in_unsafe_fn)]
 
 pub mod driver;
+pub mod hip;
 pub mod host;
 pub mod model;
 pub mod options;

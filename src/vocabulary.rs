@@ -1,0 +1,125 @@
+//! One vocabulary for every trace writer: the args keys, their JSON value
+//! types and the fixed strings (kinds, copy names).
+//!
+//! Our JSON writer (src/output/kineto_json.rs) reads this table directly;
+//! the C++ face reads it through the bridge (`metadata_key_name`,
+//! `metadata_key_type`, `copy_kind`, ...), so the two cannot spell a key
+//! differently. Names follow kineto's MetadataFieldCatalog.h where kineto
+//! has the key (RocmMetadataFields, and CudaMetadataFields' graph keys,
+//! which PyTorch reads as `"graph node id":\s*(\d+)`); the types are
+//! kineto's field types.
+use crate::bridge::ffi::{CopyDirection, MetadataKey, ValueType};
+
+/// One args key.
+#[derive(Clone, Copy, Debug)]
+pub struct KeySpec {
+    pub key: MetadataKey,
+    pub name: &'static str,
+    pub value: ValueType,
+}
+
+const fn key(key: MetadataKey, name: &'static str, value: ValueType) -> KeySpec {
+    KeySpec { key, name, value }
+}
+
+/// Every key, in `MetadataKey` order.
+pub const CATALOG: [KeySpec; 18] = [
+    key(MetadataKey::Device, "device", ValueType::Int),
+    key(MetadataKey::Stream, "stream", ValueType::Int),
+    key(MetadataKey::HsaQueue, "hsa_queue", ValueType::Uint),
+    key(MetadataKey::Correlation, "correlation", ValueType::Uint),
+    key(MetadataKey::Cid, "cid", ValueType::Uint),
+    key(MetadataKey::DispatchId, "dispatch id", ValueType::Uint),
+    key(MetadataKey::Kind, "kind", ValueType::Str),
+    key(MetadataKey::Kernel, "kernel", ValueType::Str),
+    key(MetadataKey::Grid, "grid", ValueType::IntArray),
+    key(MetadataKey::Block, "block", ValueType::IntArray),
+    key(MetadataKey::SharedMemory, "shared memory", ValueType::Uint),
+    key(
+        MetadataKey::ScratchMemory,
+        "scratch memory",
+        ValueType::Uint,
+    ),
+    key(MetadataKey::Bytes, "bytes", ValueType::Uint),
+    key(
+        MetadataKey::MemoryBandwidth,
+        "memory bandwidth (GB/s)",
+        ValueType::Float,
+    ),
+    key(MetadataKey::SrcDevice, "src device", ValueType::Int),
+    key(MetadataKey::DstDevice, "dst device", ValueType::Int),
+    key(MetadataKey::GraphId, "graph id", ValueType::Uint),
+    key(MetadataKey::GraphNodeId, "graph node id", ValueType::Uint),
+];
+
+pub fn spec(key: MetadataKey) -> KeySpec {
+    CATALOG[usize::from(key.repr)]
+}
+
+pub fn name(key: MetadataKey) -> &'static str {
+    spec(key).name
+}
+
+/// The "kind" arg of a kernel dispatch (kineto's ROCm backend says the same).
+pub const KERNEL_KIND: &str = "Dispatch Kernel";
+
+/// The "kind" arg of a copy.
+pub fn copy_kind(direction: CopyDirection) -> &'static str {
+    match direction {
+        CopyDirection::HostToHost => "HtoH",
+        CopyDirection::HostToDevice => "HtoD",
+        CopyDirection::DeviceToHost => "DtoH",
+        CopyDirection::DeviceToDevice => "DtoD",
+        _ => "Unknown",
+    }
+}
+
+/// A copy's event name, as kineto's ROCm and CUPTI backends name copies.
+pub fn copy_event_name(direction: CopyDirection) -> &'static str {
+    match direction {
+        CopyDirection::HostToHost => "Memcpy HtoH (Host -> Host)",
+        CopyDirection::HostToDevice => "Memcpy HtoD (Host -> Device)",
+        CopyDirection::DeviceToHost => "Memcpy DtoH (Device -> Host)",
+        CopyDirection::DeviceToDevice => "Memcpy DtoD (Device -> Device)",
+        _ => "Memcpy Unknown (? -> ?)",
+    }
+}
+
+/// A stream's lane (tid = the stream id).
+pub fn stream_lane_name(stream: u64) -> String {
+    format!("stream {stream}")
+}
+
+/// A stream-less kernel is drawn on its HSA queue's lane, per device; those
+/// lanes get ids from here up, in order of first use (kineto's lane ids are
+/// 32-bit, queue handles are not).
+pub const QUEUE_LANE_BASE: u32 = 0x4000_0000;
+
+pub fn queue_lane_name(queue: u64) -> String {
+    format!("HW queue {queue:#x}")
+}
+
+/// Stream-less copies are drawn on one lane per device.
+pub const COPY_LANE_ID: u32 = 0x3fff_ffff;
+pub const COPY_LANE_NAME: &str = "copies";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_catalog_is_indexed_by_key_and_spells_each_key_once() {
+        let mut names = std::collections::HashSet::new();
+        for (index, spec) in CATALOG.iter().enumerate() {
+            assert_eq!(usize::from(spec.key.repr), index, "{spec:?} out of order");
+            assert!(names.insert(spec.name), "{} spelled twice", spec.name);
+        }
+    }
+
+    #[test]
+    fn graph_keys_are_the_ones_pytorch_reads() {
+        assert_eq!(name(MetadataKey::GraphNodeId), "graph node id");
+        assert_eq!(name(MetadataKey::GraphId), "graph id");
+        assert_eq!(spec(MetadataKey::GraphNodeId).value, ValueType::Uint);
+    }
+}

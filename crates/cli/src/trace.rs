@@ -97,14 +97,17 @@ pub struct Trace {
 }
 
 impl Trace {
-    /// The stream a lane shows: `stream N` when the lane is named so, else
-    /// its tid (kineto draws GPU work with tid = stream).
-    pub fn lane_stream(&self, pid: u64, tid: u64) -> u64 {
-        self.lane_names
-            .get(&(pid, tid))
-            .and_then(|name| name.strip_prefix("stream "))
-            .and_then(|n| n.trim().parse().ok())
-            .unwrap_or(tid)
+    /// The stream a lane shows: `stream N` when the lane is named so, its
+    /// tid when it is not named (kineto draws GPU work with tid = stream),
+    /// and none when it is named after something else (a HW queue lane for
+    /// work whose stream is unknown, a device's copies lane).
+    pub fn lane_stream(&self, pid: u64, tid: u64) -> Option<u64> {
+        match self.lane_names.get(&(pid, tid)) {
+            None => Some(tid),
+            Some(name) => name
+                .strip_prefix("stream ")
+                .and_then(|n| n.trim().parse().ok()),
+        }
     }
 }
 
@@ -422,8 +425,8 @@ mod tests {
         assert_eq!(trace.runtime[0].correlation, Some(9));
         assert_eq!(trace.flows.len(), 2);
         assert!(trace.flows[0].start && !trace.flows[1].start);
-        assert_eq!(trace.lane_stream(0, 3), 3);
-        assert_eq!(trace.lane_stream(0, 8), 8);
+        assert_eq!(trace.lane_stream(0, 3), Some(3));
+        assert_eq!(trace.lane_stream(0, 8), Some(8));
         assert_eq!(trace.summary, vec!["window 0: completeness=complete"]);
     }
 

@@ -24,7 +24,7 @@ pub fn check_event(
     report: &mut Validation,
     event: &crate::trace::GpuEvent,
     op: &OpTruth,
-    lane_stream: u64,
+    lane_stream: Option<u64>,
     expected: ExpectedLink,
 ) {
     match event.correlation {
@@ -49,7 +49,7 @@ pub fn check_event(
     let truth = op.stream_id;
     let shown = |s: &u64| *s != 0 || truth == 0;
     let arg = event.stream.filter(shown);
-    let lane = Some(lane_stream).filter(shown);
+    let lane = lane_stream.filter(shown);
     if arg.is_none() {
         report.events_without_stream += 1;
     }

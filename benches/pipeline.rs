@@ -147,6 +147,7 @@ fn pipeline(c: &mut Criterion) {
                 close_ns: u64::MAX,
                 complete: true,
                 calls_complete: true,
+                queue_slots: graph_attribution::evidence::DEFAULT_QUEUE_SLOTS,
                 kernels: &stubs,
             };
             let out = attribute_window(&evidence, &mut SessionMemory::new());

@@ -74,6 +74,9 @@ pub struct Attribution {
     presence: Presence,
     memory: Mutex<SessionMemory>,
     last_correlation_id: AtomicU64,
+    /// Packets a hardware queue holds (`ROC_AQL_QUEUE_SIZE`, read as the
+    /// runtime reads it).
+    queue_slots: u64,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -102,6 +105,11 @@ impl Attribution {
             presence: Presence::default(),
             memory: Mutex::new(SessionMemory::new()),
             last_correlation_id: AtomicU64::new(0),
+            queue_slots: std::env::var("ROC_AQL_QUEUE_SIZE")
+                .ok()
+                .and_then(|v| v.trim().parse().ok())
+                .filter(|&v: &u64| v > 0)
+                .unwrap_or(graph_attribution::evidence::DEFAULT_QUEUE_SLOTS),
         }
     }
 
@@ -289,14 +297,17 @@ impl Attribution {
 
     /// Attributes a finished window in place; returns its summary lines.
     /// `complete`: every record of the window arrived and none was dropped;
-    /// `calls_complete`: no HIP call record was dropped.
+    /// `calls_complete`: no HIP call record was dropped. Returns the summary
+    /// lines, and whether records may be missing although every correlation
+    /// id retired (a queue may have overflowed: ROCr processes the rest on
+    /// its async thread, under correlation ids no call issued).
     pub fn attribute(
         &self,
         window: &mut FinalisedWindow,
         span: &WindowSpan,
         complete: bool,
         calls_complete: bool,
-    ) -> Vec<String> {
+    ) -> (Vec<String>, bool) {
         let works: Vec<(u64, CallWork)> = {
             let keys: Vec<u64> = self
                 .works
@@ -312,14 +323,14 @@ impl Attribution {
         // now (whose records have not arrived), are edges of its evidence.
         let mut open_edge = self.presence.take_open_edge(span.opened_ns);
         open_edge.extend(self.presence.in_flight());
-        let lines = match self.method {
+        let out = match self.method {
             Method::Evidence => {
                 self.by_evidence(window, span, (complete, calls_complete), works, &open_edge)
             }
-            Method::Seed => self.by_seed(window),
+            Method::Seed => (self.by_seed(window), false),
         };
         lock(&self.memory).forget(&self.tracker.take_retired_attributions());
-        lines
+        out
     }
 
     fn by_seed(&self, window: &mut FinalisedWindow) -> Vec<String> {
@@ -352,7 +363,7 @@ impl Attribution {
         (complete, calls_complete): (bool, bool),
         works: Vec<(u64, CallWork)>,
         open_edge: &[graph_attribution::Span],
-    ) -> Vec<String> {
+    ) -> (Vec<String>, bool) {
         let blits = self.blits.read().unwrap_or_else(|p| p.into_inner()).clone();
         let stubs = self.stubs.read().unwrap_or_else(|p| p.into_inner()).clone();
         let mut observations = Vec::with_capacity(window.kernels.len() + window.copies.len());
@@ -416,6 +427,7 @@ impl Attribution {
             complete,
             calls_complete,
             kernels: &stubs,
+            queue_slots: self.queue_slots,
         };
         let attributed = attribute_window(&evidence, &mut lock(&self.memory));
 
@@ -461,7 +473,7 @@ impl Attribution {
         if anomalies.total() > 0 {
             lines.push(format!("tracker_anomalies={}", anomalies.total()));
         }
-        lines
+        (lines, summary.queues_may_have_overflowed > 0)
     }
 }
 

@@ -317,6 +317,7 @@ impl Collector {
     ) -> WindowActivities {
         let devices = self.devices(tool);
         let mut summary = Vec::new();
+        let mut may_miss_records = false;
         if let Some(attribution) = &self.attribution {
             let drops = window.stats.session_drops;
             // Every record of the window's calls is here: its correlation ids
@@ -327,7 +328,10 @@ impl Collector {
                 && self.sdk_dropped.load(Ordering::Relaxed) == 0;
             let complete =
                 calls_complete && window.completeness.is_complete() && drops.after_finalise == 0;
-            summary.extend(attribution.attribute(&mut window, span, complete, calls_complete));
+            let (lines, overflowed) =
+                attribution.attribute(&mut window, span, complete, calls_complete);
+            summary.extend(lines);
+            may_miss_records = overflowed;
         } else {
             summary.push("graph_attribution=disabled".to_string());
         }
@@ -417,10 +421,14 @@ impl Collector {
                 external_id: row.external_id_default.unwrap_or(0),
             })
             .collect();
-        summary.push(format!(
-            "completeness={}",
-            describe_completeness(window.completeness)
-        ));
+        summary.push(
+            match (window.completeness.is_complete(), may_miss_records) {
+                (true, true) => "completeness=incomplete (a hardware queue may have overflowed: \
+                             records ROCr processed later on its async thread may be missing)"
+                    .to_string(),
+                _ => format!("completeness={}", window.completeness),
+            },
+        );
         summary.push(format!("window_records={}", window.stats.records()));
         summary.push(format!("dropped={}", window.stats.session_drops));
         summary.push(format!(
@@ -455,17 +463,6 @@ fn external_domain(domain: CorrelationDomain) -> ExternalDomain {
     match domain {
         CorrelationDomain::Default => ExternalDomain::Default,
         CorrelationDomain::User => ExternalDomain::User,
-    }
-}
-
-fn describe_completeness(completeness: activity_store::Completeness) -> String {
-    if completeness.is_complete() {
-        "complete".to_string()
-    } else {
-        format!(
-            "incomplete ({} correlation ids outstanding at the deadline)",
-            completeness.outstanding()
-        )
     }
 }
 

@@ -238,14 +238,11 @@ fn direction(kind_value: i32) -> Option<Option<Direction>> {
     })
 }
 
-/// A copy of `bytes` in `direction`: device-to-device copies are blit kernels;
-/// copies that touch host memory are blits or copy-engine transfers by size
+/// A copy of `bytes` in `direction`: a blit kernel or a copy-engine
+/// transfer, as rocclr chooses by size, memory kind and peer access
 /// (rocblit.cpp `KernelBlitManager::copyBuffer`).
 fn copy_output(direction: Option<Direction>, bytes: u64) -> Output {
-    match direction {
-        Some(Direction::DeviceToDevice) => Output::Blit(BlitKind::Copy),
-        direction => Output::BlitOrCopy { direction, bytes },
-    }
+    Output::BlitOrCopy { direction, bytes }
 }
 
 /// The work of a call of `role` with these arguments, at ENTER. `capturing`

@@ -24,15 +24,19 @@ use crate::hash::BuildCorrelationHasher;
 use crate::sync::{Clock, Condvar, Mutex, MutexGuard};
 use crate::windows::WindowId;
 
-/// Whether every correlation id issued in a window retired before it was
-/// handed out.
+/// Whether every record of a window was handed out with it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Completeness {
     Complete,
-    /// The deadline passed with this many correlation ids still in flight;
-    /// their records, if they come, are counted as late and not shown.
+    /// Records of the window are missing: `outstanding` correlation ids were
+    /// still in flight at the deadline (their records, if they come, are
+    /// counted as late and not shown), and `unplaced` records of no known
+    /// call (processed on the runtime's async thread, under a correlation
+    /// id the SDK made) started after the window stopped, so no window
+    /// could be named as theirs.
     Incomplete {
         outstanding: usize,
+        unplaced: usize,
     },
 }
 
@@ -44,18 +48,38 @@ impl Completeness {
     pub fn outstanding(self) -> usize {
         match self {
             Self::Complete => 0,
-            Self::Incomplete { outstanding } => outstanding,
+            Self::Incomplete { outstanding, .. } => outstanding,
+        }
+    }
+
+    /// `Complete` unless something is missing.
+    pub fn of(outstanding: usize, unplaced: usize) -> Completeness {
+        if outstanding == 0 && unplaced == 0 {
+            Self::Complete
+        } else {
+            Self::Incomplete {
+                outstanding,
+                unplaced,
+            }
         }
     }
 }
 
 impl fmt::Display for Completeness {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
+        match *self {
             Self::Complete => f.write_str("complete"),
-            Self::Incomplete { outstanding } => {
-                write!(f, "incomplete ({outstanding} correlation ids outstanding)")
-            }
+            Self::Incomplete {
+                outstanding,
+                unplaced: 0,
+            } => write!(f, "incomplete ({outstanding} correlation ids outstanding)"),
+            Self::Incomplete {
+                outstanding,
+                unplaced,
+            } => write!(
+                f,
+                "incomplete ({outstanding} correlation ids outstanding, {unplaced} records of no known call started after the stop)"
+            ),
         }
     }
 }
@@ -172,7 +196,10 @@ impl Ledger {
                 return Completeness::Complete;
             }
             if state.clock.now() >= deadline {
-                return Completeness::Incomplete { outstanding };
+                return Completeness::Incomplete {
+                    outstanding,
+                    unplaced: 0,
+                };
             }
             drop(state);
             between_waits();

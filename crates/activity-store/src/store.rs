@@ -193,13 +193,11 @@ impl ActivityStore {
             (window, stop_ns, pending, outstanding)
         };
         self.routes.retain(|_, window| *window != id);
-        let completeness = if outstanding == 0 {
-            Completeness::Complete
-        } else {
-            Completeness::Incomplete { outstanding }
-        };
         let over_limit = window.over_limit.load(Ordering::Relaxed);
+        let unplaced = window.unplaced.load(Ordering::Relaxed) as usize;
         let built = finalise::build(window.staging.into_merged(), stop_ns, &self.links);
+        let completeness =
+            Completeness::of(outstanding, unplaced + built.started_after_stop as usize);
         self.drops
             .add(DropReason::OutsideWindows, built.started_after_stop);
         self.links.forget_finished(&pending);

@@ -105,6 +105,9 @@ pub(crate) struct Window {
     /// time, so they bound every id it issued).
     first_correlation: AtomicU64,
     last_correlation: AtomicU64,
+    /// Records of no known call that started after it stopped, while it was
+    /// the last window to stop and none was open (see `place`).
+    pub(crate) unplaced: AtomicU64,
     pub(crate) staging: ShardedStaging,
 }
 
@@ -201,6 +204,7 @@ impl WindowTable {
             over_limit: AtomicU64::new(0),
             first_correlation: AtomicU64::new(u64::MAX),
             last_correlation: AtomicU64::new(0),
+            unplaced: AtomicU64::new(0),
             staging: ShardedStaging::new(self.staging_shards),
         });
         Ok(id)
@@ -260,11 +264,32 @@ impl WindowTable {
             .finalised
             .iter()
             .any(|range| start_ns >= range.start_ns && start_ns <= range.stop_ns);
+        if !late {
+            self.note_unplaced(start_ns);
+        }
         Placement::Dropped(if late {
             DropReason::AfterFinalise
         } else {
             DropReason::OutsideWindows
         })
+    }
+
+    /// A record no route names started at `start_ns`, after every pending
+    /// window stopped and before any opened again: it may be work of the
+    /// last window to stop (its call is unknown, so it cannot be placed), so
+    /// that window is not complete.
+    pub(crate) fn note_unplaced(&self, start_ns: u64) {
+        if self.pending.iter().any(|w| w.stop_ns.is_none()) {
+            return;
+        }
+        if let Some(last) = self
+            .pending
+            .iter()
+            .filter(|w| w.stop_ns.is_some_and(|stop| stop < start_ns))
+            .max_by_key(|w| w.stop_ns)
+        {
+            last.unplaced.fetch_add(1, Ordering::Relaxed);
+        }
     }
 
     /// The pending window containing `at_ns`, if any.

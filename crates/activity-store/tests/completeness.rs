@@ -59,7 +59,13 @@ fn the_deadline_returns_incomplete_with_the_exact_outstanding_count() {
     let completeness = store
         .wait_until_retired(w, started + Duration::from_millis(60), || flushes += 1)
         .unwrap();
-    assert_eq!(completeness, Completeness::Incomplete { outstanding: 3 });
+    assert_eq!(
+        completeness,
+        Completeness::Incomplete {
+            outstanding: 3,
+            unplaced: 0
+        }
+    );
     assert!(started.elapsed() >= Duration::from_millis(60));
     // Flushed again while waiting, not just once.
     assert!(flushes >= 2, "flushed {flushes} times");

@@ -147,7 +147,7 @@ fn the_deadline_gives_incomplete_with_what_was_outstanding() {
         let outstanding_now = store.outstanding(w);
         match completeness {
             Completeness::Complete => assert_eq!(outstanding_now, 0),
-            Completeness::Incomplete { outstanding } => {
+            Completeness::Incomplete { outstanding, .. } => {
                 // Retirements only shrink the count after the return.
                 assert!(outstanding >= 1 && outstanding >= outstanding_now);
                 // The clock had passed the deadline: both ticks were taken.

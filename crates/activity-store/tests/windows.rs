@@ -136,6 +136,34 @@ fn late_work_of_a_finalised_window_is_not_placed_in_the_next_one() {
 }
 
 #[test]
+fn work_of_no_known_call_after_the_stop_makes_the_window_incomplete() {
+    // A record processed on the runtime's async thread carries a correlation
+    // id no call issued; if it starts after the window stopped, no window
+    // can be named as its own, and the window says something may be missing.
+    let store = ActivityStore::default();
+    let w = store.open_window(100).unwrap();
+    store.issue(1, 150);
+    store.push_kernel(kernel(1, 160));
+    store.retire(1);
+    store.close_window(w, 200).unwrap();
+    store.push_kernel(kernel(99, 250)); // id 99 was never issued
+    let done = store.finalise(w).unwrap();
+    assert_eq!(done.kernels.len(), 1);
+    assert_eq!(
+        done.completeness,
+        activity_store::Completeness::Incomplete {
+            outstanding: 0,
+            unplaced: 1
+        }
+    );
+    // Once another window is open, such a record is that window's business.
+    let next = store.open_window(300).unwrap();
+    store.push_kernel(kernel(98, 310));
+    store.close_window(next, 400).unwrap();
+    assert!(store.finalise(next).unwrap().completeness.is_complete());
+}
+
+#[test]
 fn malformed_records_are_dropped_and_counted() {
     let store = ActivityStore::default();
     let w = store.open_window(100).unwrap();

@@ -455,7 +455,10 @@ fn validate_command(
         )]
     };
     let markers = markers::snapshot();
-    let mut validator = validate::Validator::new(&truth.runs, truth.sdk_version, &markers);
+    let parsed = rocprofiler_sim::workload::Workload::parse(&workload.text, &workload.name)
+        .map_err(|e| e.to_string())?;
+    let mut validator = validate::Validator::new(&truth.runs, truth.sdk_version, &markers)
+        .with_graphs(&parsed.graphs);
     for (file, windows) in &files {
         let trace = trace::read(file)?;
         validator.add_trace(&trace, windows);

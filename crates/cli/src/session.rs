@@ -87,6 +87,13 @@ impl Session {
         // The simulated SDK initialises at the tool's first call; make it the
         // version the workload asks for.
         std::env::set_var("ROCSIM_SDK_VERSION", parsed.sdk_version.to_string());
+        // A workload that sizes its queues stands for a process started with
+        // ROC_AQL_QUEUE_SIZE set: the runtime and the tool both read it.
+        if let Some(slots) = parsed.rocm.hw_queue_slots {
+            if std::env::var_os("ROC_AQL_QUEUE_SIZE").is_none() {
+                std::env::set_var("ROC_AQL_QUEUE_SIZE", slots.to_string());
+            }
+        }
         let simulator = match newest_library(host::LIBRARY_FILE) {
             Some(path) => Simulator::load(path),
             None => Simulator::load_default(),

@@ -7,6 +7,9 @@
 //!    thread's packet-writing call overlapped processed exactly its own
 //!    packets; if they differ from what its graph-building calls said, the
 //!    exec is distrusted from then on (its launches may produce anything).
+//! 0. **Backlog** (`rules::backlog`). On a queue that may have held as
+//!    many packets as it has slots, ROCr defers processing and the two-hop
+//!    rule fails: its records are withheld.
 //! 1. **Candidates** (`rules::candidates`, the two-hop rule). The writer of
 //!    a packet processed during call P overlaps the hull of P and of the
 //!    other threads' packet-writing calls that overlap P. Every call
@@ -79,9 +82,11 @@ pub fn attribute_window(
         }
     }
     let mut index = CallIndex::new(evidence, &|exec| memory.distrusts(exec));
+    let overflowing = rules::backlog::possibly_full(&index, observations, evidence.queue_slots);
+    summary.queues_may_have_overflowed = overflowing.len() as u64;
     let (mut keys, mut links): (Vec<KeyVerdict>, Vec<LinkVerdict>) = observations
         .iter()
-        .map(|o| rules::candidates::decide(&mut index, o))
+        .map(|o| rules::candidates::decide(&mut index, o, &overflowing))
         .unzip();
     rules::queue_order::apply(&index, observations, &mut keys, &mut links);
     rules::dependency_order::apply(&index, observations, &mut keys, &links);

@@ -91,10 +91,6 @@ fn resolve_exec(contents: &ExecContents, kernels: &dyn KernelLookup) -> Option<R
         let output = match node.work {
             NodeWork::Kernel(kernel) => kernel.resolve(kernels)?,
             NodeWork::Memset => Output::Blit(BlitKind::Fill),
-            NodeWork::Memcpy {
-                direction: Some(crate::work::Direction::DeviceToDevice),
-                ..
-            } => Output::Blit(BlitKind::Copy),
             NodeWork::Memcpy { direction, bytes } => Output::BlitOrCopy { direction, bytes },
             NodeWork::NoDispatch => continue,
             NodeWork::Unknown => return None,

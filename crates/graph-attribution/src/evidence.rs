@@ -100,4 +100,10 @@ pub struct WindowEvidence<'a> {
     pub calls_complete: bool,
     /// Host stub -> kernel id.
     pub kernels: &'a dyn KernelLookup,
+    /// Packets a hardware queue holds (`ROC_AQL_QUEUE_SIZE`, 16384 by
+    /// default): see `rules::backlog`.
+    pub queue_slots: u64,
 }
+
+/// rocclr's AQL queue size when `ROC_AQL_QUEUE_SIZE` is not set.
+pub const DEFAULT_QUEUE_SLOTS: u64 = 16384;

@@ -65,6 +65,7 @@
 //!     close_ns: 1_000,
 //!     complete: true,
 //!     calls_complete: true,
+//!     queue_slots: 16384,
 //!     kernels: &stubs,
 //! };
 //! let out = attribute_window(&evidence, &mut SessionMemory::new());

@@ -92,6 +92,9 @@ pub enum Reason {
     /// A call that may have written the packet does work the tool cannot
     /// name (an API it does not model, a graph it could not follow).
     UnknownWorkNearby,
+    /// Its queue may have held as many packets as it has slots, when ROCr
+    /// defers processing and the two-hop rule does not hold.
+    QueueMayHaveOverflowed,
     /// A call that may have written the packet ran across the window's
     /// start or stop, next to calls the tool did not see.
     WindowEdge,
@@ -117,6 +120,7 @@ impl Reason {
             Reason::CallsDropped => "call records dropped",
             Reason::ProcessedOutsideKnownCall => "processed outside a recorded call",
             Reason::UnknownWorkNearby => "unknown work nearby",
+            Reason::QueueMayHaveOverflowed => "queue may have overflowed",
             Reason::WindowEdge => "window edge",
             Reason::Ambiguous => "several possible nodes",
             Reason::RepeatedKernel => "repeated kernel",
@@ -146,6 +150,10 @@ pub struct Summary {
     /// Execs found to run something other than their graph-building calls
     /// said (their keys are withheld from then on).
     pub execs_contradicted: u64,
+    /// Hardware queues that may have held as many packets as they have
+    /// slots: ROCr may then process some of their packets later, on its
+    /// async thread, so the window may be missing records.
+    pub queues_may_have_overflowed: u64,
 }
 
 fn total<K>(m: &BTreeMap<K, u64>) -> u64 {
@@ -195,6 +203,7 @@ impl Summary {
             *self.unlinked_by.entry(*k).or_default() += n;
         }
         self.execs_contradicted += other.execs_contradicted;
+        self.queues_may_have_overflowed += other.queues_may_have_overflowed;
     }
 }
 

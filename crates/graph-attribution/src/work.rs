@@ -96,10 +96,10 @@ impl fmt::Display for Observed {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Output {
     Kernel(KernelShape),
-    /// A fill, or a device-to-device buffer copy: a blit kernel.
+    /// A fill: a blit kernel.
     Blit(BlitKind),
-    /// A copy that involves host memory: rocclr runs it as a blit kernel or
-    /// on the copy engine depending on its size and the memory's kind
+    /// A copy: rocclr runs it as a blit kernel or on the copy engine
+    /// depending on its size, the memory's kind and the devices involved
     /// (rocblit.cpp `KernelBlitManager::copyBuffer`), which a tool cannot
     /// see. `None` direction: `hipMemcpyDefault`, any direction.
     BlitOrCopy {

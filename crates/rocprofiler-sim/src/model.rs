@@ -38,8 +38,9 @@ pub struct RocmParams {
     pub segment_scheduling: Option<u32>,
     /// DEBUG_HIP_DYNAMIC_QUEUES: 0 off, 1 depth, 2 depth + pipes.
     pub dynamic_queues: Option<u32>,
-    /// ROCSIM_HW_QUEUE_SLOTS: packets a HW queue holds in flight before the
-    /// intercept layer overflows to ROCr's async thread.
+    /// ROC_AQL_QUEUE_SIZE (rocclr's AQL queue size, 16384 by default): packets
+    /// a HW queue holds in flight before the intercept layer overflows to
+    /// ROCr's async thread.
     pub hw_queue_slots: Option<u64>,
     /// ROCSIM_DELIVERY_LAG_NS: most extra time between a kernel's end and
     /// its record reaching the buffer.
@@ -95,7 +96,7 @@ pub fn resolve(run: &RocmParams, workload: &RocmParams) -> Result<RocmSettings, 
         graph_streams: env("DEBUG_HIP_FORCE_GRAPH_QUEUES")?,
         segment_scheduling: env("DEBUG_HIP_GRAPH_SEGMENT_SCHEDULING")?,
         dynamic_queues: env("DEBUG_HIP_DYNAMIC_QUEUES")?,
-        hw_queue_slots: env("ROCSIM_HW_QUEUE_SLOTS")?,
+        hw_queue_slots: env("ROC_AQL_QUEUE_SIZE")?,
         delivery_lag_ns: env("ROCSIM_DELIVERY_LAG_NS")?,
     };
     run.check()

@@ -14,6 +14,7 @@
 //! One pass per trace over hash maps: fit for traces of millions of events.
 mod keys;
 mod links;
+mod repeats;
 #[cfg(test)]
 mod tests;
 
@@ -68,6 +69,10 @@ pub struct Validation {
     pub carrying_both_fields: usize,
     /// Graph work shown without a pair.
     pub withheld_records: usize,
+    /// Of those, records of nodes that repeat another node's work at a node
+    /// their graph's dependencies do not order: no evidence can tell them
+    /// apart, so withholding them is by design.
+    pub withheld_repeated_work: usize,
     /// Eager (non-graph) work shown without a pair, as it must be.
     pub eager_events: usize,
     pub distinct_graph_ids: usize,
@@ -174,6 +179,8 @@ pub struct Validator<'t> {
     traces: usize,
     pids: HashSet<u64>,
     keys: KeyBook,
+    /// Nodes no evidence can tell apart (`repeats`), by (graph, index).
+    repeated: HashSet<(String, u32)>,
     report: Validation,
 }
 
@@ -231,6 +238,7 @@ impl<'t> Validator<'t> {
             traces: 0,
             pids: HashSet::new(),
             keys: KeyBook::new(version.has_hip_graph()),
+            repeated: HashSet::new(),
             report: Validation {
                 submission_model: models.join(", "),
                 sdk_version: version.to_string(),
@@ -414,6 +422,13 @@ impl<'t> Validator<'t> {
         }
     }
 
+    /// The workload's graphs, so records of nodes that no evidence can
+    /// tell apart are counted apart (`withheld_repeated_work`).
+    pub fn with_graphs(mut self, graphs: &[rocprofiler_sim::workload::Graph]) -> Validator<'t> {
+        self.repeated = repeats::repeated_nodes(graphs, self.runs);
+        self
+    }
+
     fn check_event(
         &mut self,
         trace: &Trace,
@@ -427,6 +442,13 @@ impl<'t> Validator<'t> {
             self.report.wrong_devices += 1;
         }
         let node = self.true_node(op);
+        if event.graph.is_none() {
+            if let (Some(graph), Some(index)) = (&op.graph, op.node_index) {
+                if self.repeated.contains(&(graph.clone(), index)) {
+                    self.report.withheld_repeated_work += 1;
+                }
+            }
+        }
         self.keys.check(event.graph, node);
         let lane = trace.lane_stream(event.pid, event.tid);
         links::check_event(&mut self.report, event, op, lane, expected);
@@ -522,6 +544,7 @@ pub fn print(v: &Validation) {
     n("wrong devices", v.wrong_devices);
     n("carrying both fields", v.carrying_both_fields);
     n("withheld records", v.withheld_records);
+    n("  of nodes repeating work", v.withheld_repeated_work);
     n("eager events (no pair)", v.eager_events);
     n("distinct graph ids", v.distinct_graph_ids);
     line(

@@ -38,14 +38,19 @@ enum Agreement {
     Mixed,
 }
 
-/// Rules 1-3 for one record: its key and its link.
+/// Rules 1-3 for one record: its key and its link. `overflowing`: queues
+/// `rules::backlog` found may have been full.
 pub(crate) fn decide(
     index: &mut CallIndex<'_>,
     observation: &Observation,
+    overflowing: &std::collections::HashSet<u64>,
 ) -> (KeyVerdict, LinkVerdict) {
     let withheld = |reason| (KeyVerdict::Withheld(reason), LinkVerdict::Unlinked(reason));
     if !index.evidence.calls_complete {
         return withheld(Reason::CallsDropped);
+    }
+    if observation.dispatch_id.is_some() && overflowing.contains(&observation.queue_id) {
+        return withheld(Reason::QueueMayHaveOverflowed);
     }
     // Rule 1: the neighbourhood of the processing call.
     let Some(p) = index.call_of(observation.correlation_id) else {

@@ -1,5 +1,6 @@
 //! The attribution rules, one per file, in the order they run (see
 //! `crate::attribute` for the list and the assumptions each rests on).
+pub(crate) mod backlog;
 pub(crate) mod candidates;
 pub(crate) mod consistency;
 pub(crate) mod dependency_order;

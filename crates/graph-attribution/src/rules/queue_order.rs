@@ -50,6 +50,7 @@ fn resolvable(key: &KeyVerdict, link: &LinkVerdict) -> bool {
         key,
         KeyVerdict::Withheld(
             Reason::CallsDropped
+                | Reason::QueueMayHaveOverflowed
                 | Reason::ProcessedOutsideKnownCall
                 | Reason::UnknownWorkNearby
                 | Reason::WindowEdge
@@ -59,6 +60,7 @@ fn resolvable(key: &KeyVerdict, link: &LinkVerdict) -> bool {
         link,
         LinkVerdict::Unlinked(
             Reason::CallsDropped
+                | Reason::QueueMayHaveOverflowed
                 | Reason::ProcessedOutsideKnownCall
                 | Reason::UnknownWorkNearby
                 | Reason::WindowEdge
@@ -137,11 +139,19 @@ fn assign(
     records: &mut [usize],
 ) -> Option<(Vec<(u32, Option<NodeId>)>, LinkProof)> {
     let producers = index.producers.get(&key)?;
-    // Every producing entry, grouped by call.
+    // Every producing entry, grouped by call. A copy that may have run as a
+    // blit or on the copy engine produced a blit here only if no engine copy
+    // of its direction and size is in the window (the window is closed and
+    // complete, so its one record is here).
+    let copies: Vec<&Observed> = observations
+        .iter()
+        .map(|o| &o.observed)
+        .filter(|o| matches!(o, Observed::Copy { .. }))
+        .collect();
     let mut per_call: HashMap<u32, Vec<Option<NodeId>>> = HashMap::new();
     for &(call, k) in &producers.entries {
         let produced = index.outputs[call as usize][k as usize];
-        if produced.output.is_alternative() {
+        if produced.output.is_alternative() && copies.iter().any(|c| produced.output.matches(c)) {
             return None; // may have become another kind of record
         }
         per_call.entry(call).or_default().push(produced.node);

@@ -17,6 +17,7 @@ pub fn attribute(trace: &Trace, w: &Window, memory: &mut SessionMemory) -> Attri
         close_ns: w.close_ns,
         complete: w.complete,
         calls_complete: true,
+        queue_slots: graph_attribution::evidence::DEFAULT_QUEUE_SLOTS,
         kernels: &trace.kernels,
     };
     attribute_window(&evidence, memory)

@@ -133,7 +133,9 @@ impl Validation {
             && self.aliased_keys == 0
             && self.missing_events == 0
             && self.extra_events == 0
-            && (self.expected_ops == 0 || self.matched_events > 0)
+            && (self.expected_ops == 0
+                || self.matched_events > 0
+                || self.missing_in_incomplete_windows == self.expected_ops)
     }
 }
 

@@ -214,7 +214,7 @@ TEST(KinetoRocm, RocmMetadataKeysAndValues) {
     bytesByKind[a["kind"].get<std::string>()] += a["bytes"].get<uint64_t>();
   }
   EXPECT_EQ(bytesByKind["HtoD"], 3u * 65536u);
-  EXPECT_EQ(bytesByKind["DtoH"], 2u * 4096u);
+  EXPECT_EQ(bytesByKind["DtoH"], 2u * 65536u);
 }
 
 // The headline: every graph-replay kernel of the 32-node x 200-replay
@@ -271,7 +271,7 @@ TEST(KinetoRocm, GraphIdsOn32x200Replays) {
     uint64_t nid = a["graph node id"].get<uint64_t>();
     EXPECT_NE(gid, 0u);
     EXPECT_EQ(nid >> 32, gid) << ev->dump();
-    EXPECT_EQ(nid & 0xffffffffu, op["ordinal"].get<uint64_t>()) << ev->dump();
+    EXPECT_EQ(nid & 0xffffffffu, op["node_index"].get<uint64_t>()) << ev->dump();
     graphIds.insert(gid);
     ++perNode[nid];
     namesPerNode[nid].insert((*ev)["name"].get<std::string>());
@@ -354,7 +354,7 @@ TEST(KinetoRocm, ConcurrentReplaysNeverShowAWrongKey) {
     uint64_t gid = a["graph id"].get<uint64_t>();
     uint64_t nid = a["graph node id"].get<uint64_t>();
     EXPECT_EQ(nid >> 32, gid);
-    EXPECT_EQ(nid & 0xffffffffu, op["ordinal"].get<uint64_t>()) << ev->dump();
+    EXPECT_EQ(nid & 0xffffffffu, op["node_index"].get<uint64_t>()) << ev->dump();
     truthPerKey[nid].insert({op["exec_handle"].get<uint64_t>(), op["node_index"].get<uint32_t>()});
     execPerGraphId[gid].insert(op["exec_handle"].get<uint64_t>());
   }
@@ -373,16 +373,33 @@ TEST(KinetoRocm, ConcurrentReplaysNeverShowAWrongKey) {
   std::printf("concurrent-8threads: %zu attributed, %zu withheld\n", attributed, withheld);
 }
 
-// Eager kernels never carry graph fields; graph kernels and graph copies do.
+// Eager kernels never carry graph fields; graph kernels and the graph's
+// copy node do. Under the default `rocm` submission model HIP runs a
+// device-to-device copy as a blit kernel (rocclr's __amd_rocclr_copyBuffer),
+// so the copy node arrives as a kernel with the node's key; under `ideal` it
+// arrives as a copy record. Either way it carries graph fields.
 TEST(KinetoRocm, EagerKernelsHaveNoGraphFields) {
   REQUIRE_SIM();
   Trace t = traceOf("eager-vs-graph", {"graph-linked.json"});
+  json truth = kr_test::groundTruth();
+  std::map<uint64_t, const json*> byDispatch;
+  for (const auto* op : truthOps(run0(truth), "kernel")) {
+    byDispatch[(*op)["dispatch_id"].get<uint64_t>()] = op;
+  }
   int graphKernels = 0, eagerKernels = 0, graphCopies = 0;
   for (const auto* ev : t.events("kernel")) {
     std::string name = (*ev)["name"];
+    auto it = byDispatch.find(args(*ev)["dispatch id"].get<uint64_t>());
+    ASSERT_NE(it, byDispatch.end()) << ev->dump();
+    bool graphed = (*it->second)["graph_exec_id"].get<uint64_t>() != 0;
     if (name.rfind("g_k", 0) == 0) {
+      EXPECT_TRUE(graphed) << ev->dump();
       EXPECT_TRUE(args(*ev).contains("graph node id")) << ev->dump();
       ++graphKernels;
+    } else if (graphed) {
+      EXPECT_EQ(name, "__amd_rocclr_copyBuffer") << ev->dump();
+      EXPECT_TRUE(args(*ev).contains("graph node id")) << ev->dump();
+      ++graphCopies;
     } else {
       EXPECT_FALSE(hasGraphFields(*ev)) << ev->dump();
       ++eagerKernels;
@@ -421,7 +438,7 @@ TEST(KinetoRocm, GpuWorkLinksToCpuOp) {
     }
   }
 
-  int linkedReplay = 0, linkedEager = 0, unmarked = 0;
+  int linkedReplay = 0, linkedCopyBlits = 0, linkedEager = 0, unmarked = 0;
   for (const auto* ev : t.events("kernel")) {
     const json& a = args(*ev);
     std::string name = (*ev)["name"];
@@ -435,6 +452,10 @@ TEST(KinetoRocm, GpuWorkLinksToCpuOp) {
     if (name.rfind("g_k", 0) == 0) {
       EXPECT_EQ(ext, replay->id);
       ++linkedReplay;
+    } else if (name == "__amd_rocclr_copyBuffer") {
+      // The graph's device-to-device copy node, run as a blit kernel.
+      EXPECT_EQ(ext, replay->id);
+      ++linkedCopyBlits;
     } else {
       EXPECT_EQ(ext, eagerOp->id);
       ++linkedEager;
@@ -442,6 +463,7 @@ TEST(KinetoRocm, GpuWorkLinksToCpuOp) {
     EXPECT_GE(t.tsNs(*ev), replay->start) << "kernel before its CPU op: clock mismatch";
   }
   EXPECT_EQ(linkedReplay, 12);
+  EXPECT_EQ(linkedCopyBlits, 3);
   EXPECT_EQ(linkedEager, 2);
   EXPECT_EQ(unmarked, 1);
 

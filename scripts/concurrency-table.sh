@@ -1,9 +1,15 @@
 #!/usr/bin/env bash
-# The README's concurrency table: the seed's workload (one exec per thread,
-# 100 replays, 4 HW queues) for 1-16 threads, equal and mixed graph sizes,
-# under both submission models, run through `kineto-rocm validate` with the
-# evidence method, and the seed's method (its per-thread stack taken as it
-# is) beside it. Prints a markdown table; every row's command is printed too.
+# The README's concurrency table: the seed's concurrency workload (one exec
+# per thread, 100 replays, 4 HW queues) for 1-16 threads, with equal graph
+# sizes (tests/workloads/concurrent-Nthreads.json) and mixed ones
+# (concurrent-mixed-Nthreads.json), under both submission models, through
+# `kineto-rocm validate` with the evidence method and with the seed's method
+# (its per-thread launch stack taken as it is) beside it.
+#
+# "wrong" counts every claim validate found false: aliased keys, wrong keys,
+# devices, correlations, External ids, lanes, flow arrows and runtime events.
+# crates/cli/tests/readme_figures.rs re-runs each row and compares it with
+# the README.
 #
 #   scripts/concurrency-table.sh [--seed N]
 set -euo pipefail
@@ -13,29 +19,28 @@ seed=1
 cargo build --release -q --workspace
 bin=target/release/kineto-rocm
 
-row() { # file model method
+row() { # file model method -> "graph attributed withheld wrong"
   "$bin" validate --workload "$1" --submission-model "$2" --attribution-method "$3" \
       --seed "$seed" --json 2>/dev/null | python3 -c '
 import json, sys
 t = sys.stdin.read()
 v = json.loads(t[t.index("{"):])
-wrong = sum(v[k] for k in v if k.startswith("wrong_")) + v["aliased_keys"]
-graph = v["carrying_both_fields"] + v["withheld_records"]
-print(graph, v["carrying_both_fields"], v["withheld_records"], wrong, v["aliased_keys"], v["linked_events"] + v["unlinked_events"] - v["unlinked_events"], v["unlinked_events"])'
+wrong = v["aliased_keys"] + sum(v[k] for k in v if k.startswith("wrong_"))
+print(v["carrying_both_fields"] + v["withheld_records"], v["carrying_both_fields"], v["withheld_records"], wrong)'
 }
 
-echo "| threads | sizes | model | graph kernels | attributed | withheld | wrong (keys + links + lanes) | unlinked | seed method: aliased keys |"
-echo "|---|---|---|---|---|---|---|---|---|"
+echo "| threads | graph sizes | graph kernels | rocm: attributed / withheld / wrong | ideal: attributed / withheld / wrong | seed's method, rocm: attributed / wrong | seed's method, ideal: attributed / wrong |"
+echo "|---|---|---|---|---|---|---|"
 for n in 1 2 3 4 8 16; do
   for sizes in equal mixed; do
     f=tests/workloads/concurrent-${n}threads.json
     [ "$sizes" = mixed ] && f=tests/workloads/concurrent-mixed-${n}threads.json
-    for model in rocm ideal; do
-      read -r graph attributed withheld wrong _ _ unlinked < <(row "$f" "$model" evidence)
-      read -r _ _ _ _ seed_aliased _ _ < <(row "$f" "$model" seed)
-      echo "| $n | $sizes | $model | $graph | $attributed | $withheld | $wrong | $unlinked | $seed_aliased |"
-    done
+    read -r graph ra rw rx < <(row "$f" rocm evidence)
+    read -r _ ia iw ix < <(row "$f" ideal evidence)
+    read -r _ sra _ srx < <(row "$f" rocm seed)
+    read -r _ sia _ six < <(row "$f" ideal seed)
+    echo "| $n | $sizes | $graph | $ra / $rw / $rx | $ia / $iw / $ix | $sra / $srx | $sia / $six |"
   done
 done
 echo
-echo "Each row: $bin validate --workload FILE --submission-model MODEL --attribution-method evidence|seed --seed $seed --json"
+echo "Each cell: $bin validate --workload tests/workloads/concurrent[-mixed]-Nthreads.json --submission-model rocm|ideal --attribution-method evidence|seed --seed $seed --json"

@@ -17,7 +17,7 @@ pub unsafe extern "C" fn on_request(
     _data: *mut c_void,
 ) -> i32 {
     let answer = std::panic::catch_unwind(|| {
-        let tracker = super::state::tracker()?;
+        let tracker = super::tool::tracker()?;
         let packed = tracker.external_for_dispatch();
         (packed != 0).then_some(packed)
     });

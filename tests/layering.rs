@@ -75,7 +75,7 @@ fn paths(module: &str, code: &str) -> Vec<Vec<String>> {
         .collect();
     let mut out = Vec::new();
     let mut rest = code;
-    while let Some(at) = rest.find(|c: char| c == 'c' || c == 's') {
+    while let Some(at) = rest.find(['c', 's']) {
         let tail = &rest[at..];
         let preceded_by_ident = rest[..at].chars().next_back().is_some_and(is_ident);
         let start = ["crate::", "super::"]

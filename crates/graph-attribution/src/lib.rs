@@ -77,6 +77,8 @@
 //! With attribution off ([`graph_attribution_enabled`] says false) the tool
 //! library registers none of these callbacks, so "off" costs nothing.
 
+#![forbid(unsafe_code)]
+
 pub mod attribute;
 mod calls;
 pub mod diagnostics;

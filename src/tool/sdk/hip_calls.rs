@@ -138,7 +138,9 @@ pub unsafe fn follow(
             );
         }
     };
-    // SAFETY (all arms): the union member read matches `build`'s operation.
+    // SAFETY: in every arm the union member read is the one of `build`'s
+    // operation, whose output handles the call wrote before EXIT; `read`
+    // and `dependencies` get pointers from those arguments.
     unsafe {
         match build {
             Build::Create => {

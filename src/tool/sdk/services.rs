@@ -98,9 +98,9 @@ pub fn configure_all(
             rocprofiler_external_correlation_id_request_kind_t::KERNEL_DISPATCH,
             rocprofiler_external_correlation_id_request_kind_t::MEMORY_COPY,
         ];
-        // SAFETY: valid context; `kinds` outlives the call; static callback.
         check(
             "rocprofiler_configure_external_correlation_id_request_service",
+            // SAFETY: valid context; `kinds` outlives the call; static callback.
             unsafe {
                 (sdk.configure_external_correlation_id_request_service)(
                     context,

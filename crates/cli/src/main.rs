@@ -16,9 +16,6 @@ use session::{Session, WorkloadSource};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-/// The seed's 32-node graph replayed 200 times.
-const DEMO_WORKLOAD: &str = include_str!("../../../tests/workloads/graph-32x200.json");
-
 #[derive(Parser)]
 #[command(
     name = "kineto-rocm",
@@ -318,7 +315,7 @@ fn profile(workload: &WorkloadSource, plan: &Plan) -> Result<Session, String> {
 fn demo(out: &Path, model: &ModelArgs) -> Result<(), String> {
     let workload = WorkloadSource {
         name: "built-in graph-32x200".into(),
-        text: DEMO_WORKLOAD.into(),
+        text: rocprofiler_sim::workload::shipped::GRAPH_32X200.into(),
     };
     let mut options = RunOptions {
         record_truth: false,

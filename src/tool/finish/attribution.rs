@@ -12,10 +12,11 @@
 //! (`graph_attribution::attribute_window`) and only proven keys and links
 //! are written into its columns.
 //!
-//! `KINETO_ROCM_ATTRIBUTION_METHOD=seed` instead runs the SDK's documented
-//! recipe (a per-thread launch stack answered through the external
-//! correlation service) and emits its answers as they are: the seed PR's
-//! method, kept so its failure under shared queues can be shown.
+//! `KINETO_ROCM_ATTRIBUTION_METHOD=launch-stack` instead runs the SDK's
+//! documented recipe (a per-thread launch stack answered through the
+//! external correlation service) and emits its answers as they are: the
+//! first round's method, kept so its failure under shared queues can be
+//! shown.
 use super::captures::Captures;
 use super::presence::Presence;
 use super::roles;
@@ -36,18 +37,18 @@ pub enum Method {
     /// From evidence: graph structure, call times, queue order.
     Evidence,
     /// The SDK's recipe: the processing thread's launch stack, unchecked.
-    Seed,
+    LaunchStack,
 }
 
 impl Method {
-    /// `KINETO_ROCM_ATTRIBUTION_METHOD`: `evidence` (default) or `seed`.
+    /// `KINETO_ROCM_ATTRIBUTION_METHOD`: `evidence` (default) or `launch-stack`.
     pub fn from_env() -> Method {
         match std::env::var("KINETO_ROCM_ATTRIBUTION_METHOD").as_deref() {
-            Ok("seed") => Method::Seed,
+            Ok("launch-stack") => Method::LaunchStack,
             Ok("evidence") | Err(_) => Method::Evidence,
             Ok(other) => {
                 log::warn!(
-                    "kineto-rocm: KINETO_ROCM_ATTRIBUTION_METHOD={other:?} is not `evidence` or `seed`; using evidence"
+                    "kineto-rocm: KINETO_ROCM_ATTRIBUTION_METHOD={other:?} is not `evidence` or `launch-stack`; using evidence"
                 );
                 Method::Evidence
             }
@@ -128,7 +129,7 @@ impl Attribution {
         }
     }
 
-    /// Exec lifecycle and, for the seed method, the launch stack.
+    /// Exec lifecycle and, for the launch-stack method, the launch stack.
     #[inline]
     pub fn tracker(&self) -> &LaunchTracker {
         &self.tracker
@@ -213,9 +214,9 @@ impl Attribution {
     }
 
     /// Whether graph launches are pushed on the tracker's launch stack (the
-    /// seed method).
+    /// launch-stack method).
     pub fn tracks_launches(&self) -> bool {
-        self.method == Method::Seed
+        self.method == Method::LaunchStack
     }
 
     /// Attributes a finished window in place; returns its summary lines.
@@ -250,13 +251,13 @@ impl Attribution {
             Method::Evidence => {
                 self.by_evidence(window, span, (complete, calls_complete), works, &open_edge)
             }
-            Method::Seed => (self.by_seed(window), false),
+            Method::LaunchStack => (self.by_launch_stack(window), false),
         };
         lock(&self.memory).forget(&self.tracker.take_retired_attributions());
         out
     }
 
-    fn by_seed(&self, window: &mut FinalisedWindow) -> Vec<String> {
+    fn by_launch_stack(&self, window: &mut FinalisedWindow) -> Vec<String> {
         let mut carried = 0u64;
         let kernel_slots: Vec<u64> = window.kernels.external_slot().to_vec();
         let copy_slots: Vec<u64> = window.copies.external_slot().to_vec();
@@ -274,8 +275,8 @@ impl Attribution {
         }
         let launches = self.tracker.drain_launches();
         vec![
-            format!("graph attribution (seed method, unverified): {carried} records carry the tracker's answer"),
-            format!("seed_launches={}", launches.len()),
+            format!("graph attribution (launch-stack method, unverified): {carried} records carry the tracker's answer"),
+            format!("launch_stack_launches={}", launches.len()),
         ]
     }
 

@@ -57,7 +57,7 @@ pub fn on_hip_api(
     track_exec_ids(attribution, operation, role, phase, call, data, succeeded);
 }
 
-/// Exec lifecycle and, for the seed method, launches (SDK < 1.3 sees them
+/// Exec lifecycle and, for the launch-stack method, launches (SDK < 1.3 sees them
 /// only through the runtime API; updates are seen only there on every
 /// version).
 fn track_exec_ids(

@@ -2,7 +2,7 @@
 //!
 //! Two contexts. The collection context, started and stopped with each trace
 //! window, buffers kernel dispatches, memory copies, HIP API calls and
-//! correlation-id retirement (and, for the seed attribution method, asks for
+//! correlation-id retirement (and, for the launch-stack attribution method, asks for
 //! external correlation ids). The callback context takes HIP API (CPU
 //! linkage and completeness at ENTER, graph building and exec lifecycle),
 //! HIP_STREAM (the stream a call has), CODE_OBJECT (kernel names and host
@@ -93,7 +93,7 @@ pub fn configure_all(
         })?;
     }
 
-    if attribution == Some(Method::Seed) {
+    if attribution == Some(Method::LaunchStack) {
         let kinds = [
             rocprofiler_external_correlation_id_request_kind_t::KERNEL_DISPATCH,
             rocprofiler_external_correlation_id_request_kind_t::MEMORY_COPY,

@@ -48,7 +48,7 @@ pub fn get() -> Option<&'static Tool> {
     TOOL.get()
 }
 
-/// The launch tracker, when the seed method is on: the hot path's only read.
+/// The launch tracker, when the launch-stack method is on: the hot path's only read.
 #[inline]
 pub fn tracker() -> Option<&'static LaunchTracker> {
     TOOL.get()?.collector.tracker()
@@ -108,7 +108,7 @@ impl Tool {
             sdk.version(),
             match attribution {
                 Some(Method::Evidence) => "on",
-                Some(Method::Seed) => "on (seed method, unverified)",
+                Some(Method::LaunchStack) => "on (launch-stack method, unverified)",
                 None => "off",
             },
             if graph_domain {

@@ -96,7 +96,7 @@ impl Collector {
         self.collecting.load(Ordering::Acquire)
     }
 
-    /// The seed method's tracker, which the external-correlation request
+    /// The launch-stack method's tracker, which the external-correlation request
     /// answers from (the evidence method configures no such request).
     #[inline]
     pub fn tracker(&self) -> Option<&LaunchTracker> {

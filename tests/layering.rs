@@ -1,7 +1,8 @@
 //! The root crate's modules import downward only, as docs/architecture.md
 //! draws them: every `crate::` or `super::` path in a module (tests aside)
 //! names a module of a lower layer or of its own layer, and the modules of
-//! one layer import each other without a cycle.
+//! one layer import each other without a cycle. And `unsafe` stays in the
+//! FFI modules.
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
@@ -120,14 +121,37 @@ fn paths(module: &str, code: &str) -> Vec<Vec<String>> {
     out
 }
 
-#[test]
-fn modules_import_downward_only_and_without_cycles() {
+/// Every module of src/, before its tests.
+fn sources() -> BTreeMap<String, String> {
     let mut known = BTreeMap::new();
     modules(
         &Path::new(env!("CARGO_MANIFEST_DIR")).join("src"),
         &[],
         &mut known,
     );
+    known
+}
+
+#[test]
+fn unsafe_only_in_the_ffi_modules() {
+    const FFI: &[&str] = &["bridge", "c_abi", "tool::sdk"];
+    for (module, code) in sources() {
+        let ffi = FFI
+            .iter()
+            .any(|p| module == *p || module.starts_with(&format!("{p}::")));
+        let uses_unsafe = ["unsafe {", "unsafe fn", "unsafe impl", "unsafe extern"]
+            .iter()
+            .any(|u| code.contains(u));
+        assert!(
+            ffi || !uses_unsafe,
+            "unsafe in {module}, outside the FFI modules"
+        );
+    }
+}
+
+#[test]
+fn modules_import_downward_only_and_without_cycles() {
+    let known = sources();
     let mut imports: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
     let mut upward = Vec::new();
     for (module, code) in &known {

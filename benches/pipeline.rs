@@ -13,7 +13,7 @@ use graph_attribution::{
     HostKernel, KernelShape, NodeHandle, NodeWork, Observation, Observed, SessionMemory,
     WindowEvidence,
 };
-use kineto_rocm::tool::decode::{decode, Decoded};
+use kineto_rocm::tool::sdk::decode::{decode, Decoded};
 use rocprofiler_sys::*;
 use std::collections::HashMap;
 use std::mem::size_of;

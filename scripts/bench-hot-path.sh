@@ -7,9 +7,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 target="${CARGO_TARGET_DIR:-target}"
-cargo bench -q -p kineto-rocm --bench hot_path -- --warm-up-time 1 --measurement-time 3 2>&1 \
+cargo bench -q -p graph-attribution --bench hot_path -- --warm-up-time 1 --measurement-time 3 2>&1 \
   | grep -E "graph_launch|time:|thrpt:"
-cargo build -q --release -p kineto-rocm --example hot_path_loop
+cargo build -q --release -p graph-attribution --example hot_path_loop
 loop="$target/release/examples/hot_path_loop"
 count() {
   local out; out=$(mktemp)

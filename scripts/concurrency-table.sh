@@ -4,7 +4,7 @@
 # sizes (tests/workloads/concurrent-Nthreads.json) and mixed ones
 # (concurrent-mixed-Nthreads.json), under both submission models, through
 # `kineto-rocm validate` with the evidence method and with the seed's method
-# (its per-thread launch stack taken as it is) beside it.
+# (launch-stack: its per-thread launch stack taken as it is) beside it.
 #
 # "wrong" counts every claim validate found false: aliased keys, wrong keys,
 # devices, correlations, External ids, lanes, flow arrows and runtime events.
@@ -29,7 +29,7 @@ wrong = v["aliased_keys"] + sum(v[k] for k in v if k.startswith("wrong_"))
 print(v["carrying_both_fields"] + v["withheld_records"], v["carrying_both_fields"], v["withheld_records"], wrong)'
 }
 
-echo "| threads | graph sizes | graph kernels | rocm: attributed / withheld / wrong | ideal: attributed / withheld / wrong | seed's method, rocm: attributed / wrong | seed's method, ideal: attributed / wrong |"
+echo "| threads | graph sizes | graph kernels | rocm: attributed / withheld / wrong | ideal: attributed / withheld / wrong | launch-stack (the seed's), rocm: attributed / wrong | launch-stack, ideal: attributed / wrong |"
 echo "|---|---|---|---|---|---|---|"
 for n in 1 2 3 4 8 16; do
   for sizes in equal mixed; do
@@ -37,10 +37,10 @@ for n in 1 2 3 4 8 16; do
     [ "$sizes" = mixed ] && f=tests/workloads/concurrent-mixed-${n}threads.json
     read -r graph ra rw rx < <(row "$f" rocm evidence)
     read -r _ ia iw ix < <(row "$f" ideal evidence)
-    read -r _ sra _ srx < <(row "$f" rocm seed)
-    read -r _ sia _ six < <(row "$f" ideal seed)
+    read -r _ sra _ srx < <(row "$f" rocm launch-stack)
+    read -r _ sia _ six < <(row "$f" ideal launch-stack)
     echo "| $n | $sizes | $graph | $ra / $rw / $rx | $ia / $iw / $ix | $sra / $srx | $sia / $six |"
   done
 done
 echo
-echo "Each cell: $bin validate --workload tests/workloads/concurrent[-mixed]-Nthreads.json --submission-model rocm|ideal --attribution-method evidence|seed --seed $seed --json"
+echo "Each cell: $bin validate --workload tests/workloads/concurrent[-mixed]-Nthreads.json --submission-model rocm|ideal --attribution-method evidence|launch-stack --seed $seed --json"

@@ -12,7 +12,7 @@
 #    libamdhip64.so);
 # 3. runs kineto's own RocmActivityProfilerTest, unmodified;
 # 4. traces tests/workloads/graph-32x200.json and
-#    tests/ctest/workloads/graph-32x200-marked.json through kineto's own
+#    tests/workloads/ctest/graph-32x200-marked.json through kineto's own
 #    profiler and writer (tests/dropin/dropin_trace.cpp checks kernels, graph
 #    fields, keys and links against the simulator's ground truth) and reads
 #    kineto's own "CPU GPU out-of-order" count from its log (must be 0).
@@ -70,7 +70,7 @@ step "kineto's RocmActivityProfilerTest, unmodified"
 (cd "$dropin_build/cmake" && KINETO_LOG_LEVEL=2 ./RocmActivityProfilerTest 2>&1 | grep -E "^\[ *(RUN|OK|FAILED|PASSED|==========) *\]")
 
 failed=0
-for workload in tests/workloads/graph-32x200.json tests/ctest/workloads/graph-32x200-marked.json; do
+for workload in tests/workloads/graph-32x200.json tests/workloads/ctest/graph-32x200-marked.json; do
   name=$(basename "$workload" .json)
   step "$name through kineto's own profiler and writer"
   run_log="$dropin_build/$name.kineto.log"

@@ -27,6 +27,12 @@ if [ ${#need_apt[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_apt[@]}" >/dev/null
 fi
 
+# Cheap checks first: formatting and clippy (workspace lints included).
+step "cargo fmt --check"
+cargo fmt --all --check
+step "cargo clippy -D warnings"
+cargo clippy --workspace --all-targets --release -- -D warnings 2>&1
+
 step "fetching libkineto (torch 2.11.0 wheel, cached)"
 KINETO_SDK_DIR=$(scripts/fetch-kineto.sh)
 export KINETO_SDK_DIR

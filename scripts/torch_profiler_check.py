@@ -51,7 +51,7 @@ Usage:
       [--build build] [--plugin PATH] [--sim PATH] [--workload PATH]
       [--trace OUT.json]
 
-(default workload: tests/ctest/workloads/graph-32x200-marked.json, the
+(default workload: tests/workloads/ctest/graph-32x200-marked.json, the
 32x200 graph of tests/workloads/ with a marker around the replays)
 """
 import argparse
@@ -144,7 +144,7 @@ def main():
         + [os.path.join(REPO, "target", "release", "librocprofiler_sim.so")])
     # The shared 32-node x 200-replay graph, wrapped in a CPU-op marker.
     workload = args.workload or find_first([
-        os.path.join(REPO, "tests", "ctest", "workloads", "graph-32x200-marked.json")])
+        os.path.join(REPO, "tests", "workloads", "ctest", "graph-32x200-marked.json")])
     for what, p in (("plugin", plugin), ("simulator", sim_path), ("workload", workload)):
         if not p:
             print(f"torch_profiler_check: no {what} found (see --help)", file=sys.stderr)

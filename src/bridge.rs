@@ -2,9 +2,11 @@
 //!
 //! Types cross by value. The C++ side owns only kineto types (RocmActivityApi,
 //! the child profiler, kineto's RocprofActivityApi drop-in); everything
-//! collected, attributed and verified is built here and handed over as one
-//! `WindowActivities` per finished trace window. Errors cross as `Result` (a
-//! C++ exception on that side, caught there before it could reach kineto).
+//! collected, attributed and verified is built in Rust and handed over as one
+//! `WindowActivities` per finished trace window, converted here from the
+//! core's [`FinishedWindow`]: `mod ffi` holds only the boundary. Errors cross
+//! as `Result` (a C++ exception on that side, caught there before it could
+//! reach kineto).
 //!
 //! cxx aborts the process when a panic escapes an `extern "Rust"` function,
 //! so every function below runs inside `guarded`: a panic becomes
@@ -12,7 +14,7 @@
 //! host process.
 
 #[cxx::bridge(namespace = "kineto_rocm")]
-pub mod ffi {
+mod ffi {
     /// Which way a memory copy went (the SDK's MEMORY_COPY operation).
     #[derive(Debug)]
     enum CopyDirection {
@@ -24,7 +26,8 @@ pub mod ffi {
     }
 
     /// Every args key a trace writer puts on a GPU or runtime event; names
-    /// and value types come from one table (src/vocabulary.rs).
+    /// and value types come from one table (src/vocabulary.rs), whose
+    /// `MetadataKey` lists the same keys in the same order.
     #[derive(Debug)]
     enum MetadataKey {
         Device,
@@ -199,8 +202,9 @@ pub mod ffi {
     }
 }
 
-use crate::api::{self, ToolError};
-use crate::{panics, vocabulary};
+use crate::error::ToolError;
+use crate::window::{self, FinishedWindow};
+use crate::{panics, session, vocabulary};
 
 /// Runs one bridge call; a panic inside becomes `ToolError::Internal`.
 fn guarded<T>(
@@ -212,61 +216,69 @@ fn guarded<T>(
 }
 
 fn start_collection() -> Result<(), ToolError> {
-    guarded("start_collection", api::start_collection)
+    guarded("start_collection", session::start_collection)
 }
 
 fn stop_collection() -> Result<(), ToolError> {
-    guarded("stop_collection", api::stop_collection)
+    guarded("stop_collection", session::stop_collection)
 }
 
 fn take_finished_windows() -> Result<Vec<ffi::WindowActivities>, ToolError> {
-    guarded("take_finished_windows", api::take_finished_windows)
+    guarded("take_finished_windows", || {
+        let windows = session::take_finished_windows()?;
+        Ok(windows
+            .into_iter()
+            .map(ffi::WindowActivities::from)
+            .collect())
+    })
 }
 
 fn push_correlation_id(id: u64, user: bool) -> Result<(), ToolError> {
     guarded("push_correlation_id", || {
-        api::push_correlation_id(api::CorrelationDomain::from_user_flag(user), id);
+        session::push_correlation_id(user, id);
         Ok(())
     })
 }
 
 fn pop_correlation_id(user: bool) -> Result<(), ToolError> {
     guarded("pop_correlation_id", || {
-        api::pop_correlation_id(api::CorrelationDomain::from_user_flag(user));
+        session::pop_correlation_id(user);
         Ok(())
     })
 }
 
 fn set_max_events(max_events: u64) -> Result<(), ToolError> {
     guarded("set_max_events", || {
-        api::set_max_events(max_events);
+        session::set_max_events(max_events);
         Ok(())
     })
 }
 
 fn unavailable_reason() -> Result<String, ToolError> {
     guarded("unavailable_reason", || {
-        Ok(api::unavailable_reason().unwrap_or_default())
+        Ok(session::unavailable_reason().unwrap_or_default())
     })
 }
 
 fn clear_activities() -> Result<(), ToolError> {
     guarded("clear_activities", || {
-        api::clear_activities();
+        session::clear_activities();
         Ok(())
     })
 }
 
 fn register_tool() -> Result<(), ToolError> {
-    guarded("register_tool", api::register_tool)
+    guarded("register_tool", session::register_tool)
 }
 
 fn metadata_key_name(key: ffi::MetadataKey) -> &'static str {
-    vocabulary::spec(key).name
+    key_of(key).map_or("", vocabulary::name)
 }
 
 fn metadata_key_type(key: ffi::MetadataKey) -> ffi::ValueType {
-    vocabulary::spec(key).value
+    key_of(key).map_or(ffi::ValueType::Str, |key| {
+        vocabulary::spec(key).value.into()
+    })
 }
 
 fn kernel_kind() -> &'static str {
@@ -274,11 +286,11 @@ fn kernel_kind() -> &'static str {
 }
 
 fn copy_kind(direction: ffi::CopyDirection) -> &'static str {
-    vocabulary::copy_kind(direction)
+    vocabulary::copy_kind(direction.into())
 }
 
 fn copy_event_name(direction: ffi::CopyDirection) -> &'static str {
-    vocabulary::copy_event_name(direction)
+    vocabulary::copy_event_name(direction.into())
 }
 
 fn stream_lane_name(stream: u64) -> String {
@@ -301,15 +313,162 @@ fn copy_lane_name() -> &'static str {
     vocabulary::COPY_LANE_NAME
 }
 
-impl From<activity_store::CopyDirection> for ffi::CopyDirection {
-    fn from(direction: activity_store::CopyDirection) -> Self {
-        use activity_store::CopyDirection as D;
+impl From<window::CopyDirection> for ffi::CopyDirection {
+    fn from(direction: window::CopyDirection) -> Self {
+        use window::CopyDirection as D;
         match direction {
             D::HostToHost => ffi::CopyDirection::HostToHost,
             D::HostToDevice => ffi::CopyDirection::HostToDevice,
             D::DeviceToHost => ffi::CopyDirection::DeviceToHost,
             D::DeviceToDevice => ffi::CopyDirection::DeviceToDevice,
             D::Unknown => ffi::CopyDirection::Unknown,
+        }
+    }
+}
+
+/// A C++ caller can pass any value; one this build does not know is Unknown.
+impl From<ffi::CopyDirection> for window::CopyDirection {
+    fn from(direction: ffi::CopyDirection) -> Self {
+        use window::CopyDirection as D;
+        match direction {
+            ffi::CopyDirection::HostToHost => D::HostToHost,
+            ffi::CopyDirection::HostToDevice => D::HostToDevice,
+            ffi::CopyDirection::DeviceToHost => D::DeviceToHost,
+            ffi::CopyDirection::DeviceToDevice => D::DeviceToDevice,
+            _ => D::Unknown,
+        }
+    }
+}
+
+/// The vocabulary's key for a bridge key; `None` for a value past the last
+/// key (C++ can pass any).
+fn key_of(key: ffi::MetadataKey) -> Option<vocabulary::MetadataKey> {
+    use vocabulary::MetadataKey as K;
+    Some(match key {
+        ffi::MetadataKey::Device => K::Device,
+        ffi::MetadataKey::Stream => K::Stream,
+        ffi::MetadataKey::HsaQueue => K::HsaQueue,
+        ffi::MetadataKey::Correlation => K::Correlation,
+        ffi::MetadataKey::Cid => K::Cid,
+        ffi::MetadataKey::DispatchId => K::DispatchId,
+        ffi::MetadataKey::Kind => K::Kind,
+        ffi::MetadataKey::Kernel => K::Kernel,
+        ffi::MetadataKey::Grid => K::Grid,
+        ffi::MetadataKey::Block => K::Block,
+        ffi::MetadataKey::SharedMemory => K::SharedMemory,
+        ffi::MetadataKey::ScratchMemory => K::ScratchMemory,
+        ffi::MetadataKey::Bytes => K::Bytes,
+        ffi::MetadataKey::MemoryBandwidth => K::MemoryBandwidth,
+        ffi::MetadataKey::SrcDevice => K::SrcDevice,
+        ffi::MetadataKey::DstDevice => K::DstDevice,
+        ffi::MetadataKey::GraphId => K::GraphId,
+        ffi::MetadataKey::GraphNodeId => K::GraphNodeId,
+        _ => return None,
+    })
+}
+
+impl From<vocabulary::ValueType> for ffi::ValueType {
+    fn from(value: vocabulary::ValueType) -> Self {
+        use vocabulary::ValueType as V;
+        match value {
+            V::Int => ffi::ValueType::Int,
+            V::Uint => ffi::ValueType::Uint,
+            V::Float => ffi::ValueType::Float,
+            V::Str => ffi::ValueType::Str,
+            V::IntArray => ffi::ValueType::IntArray,
+        }
+    }
+}
+
+impl From<window::KernelActivity> for ffi::KernelActivity {
+    fn from(k: window::KernelActivity) -> Self {
+        let graph = k.graph;
+        ffi::KernelActivity {
+            name_index: k.name_index,
+            device: k.device,
+            stream: k.stream.unwrap_or(0),
+            has_stream: k.stream.is_some(),
+            queue: k.queue,
+            correlation: k.correlation.unwrap_or(0),
+            has_correlation: k.correlation.is_some(),
+            dispatch_id: k.dispatch_id,
+            start_ns: k.start_ns,
+            end_ns: k.end_ns,
+            grid_x: k.grid[0],
+            grid_y: k.grid[1],
+            grid_z: k.grid[2],
+            block_x: k.block[0],
+            block_y: k.block[1],
+            block_z: k.block[2],
+            lds_bytes: k.lds_bytes,
+            scratch_bytes: k.scratch_bytes,
+            has_external_id: k.external_id.is_some(),
+            external_id: k.external_id.unwrap_or(0),
+            has_user_external_id: k.user_external_id.is_some(),
+            user_external_id: k.user_external_id.unwrap_or(0),
+            has_graph: graph.is_some(),
+            graph_id: graph.map_or(0, |g| g.graph_id),
+            graph_node_id: graph.map_or(0, |g| g.graph_node_id),
+        }
+    }
+}
+
+impl From<window::CopyActivity> for ffi::CopyActivity {
+    fn from(c: window::CopyActivity) -> Self {
+        let graph = c.graph;
+        ffi::CopyActivity {
+            direction: c.direction.into(),
+            device: c.device,
+            stream: c.stream.unwrap_or(0),
+            has_stream: c.stream.is_some(),
+            correlation: c.correlation.unwrap_or(0),
+            has_correlation: c.correlation.is_some(),
+            bytes: c.bytes,
+            src_device: c.src_device,
+            dst_device: c.dst_device,
+            start_ns: c.start_ns,
+            end_ns: c.end_ns,
+            has_external_id: c.external_id.is_some(),
+            external_id: c.external_id.unwrap_or(0),
+            has_graph: graph.is_some(),
+            graph_id: graph.map_or(0, |g| g.graph_id),
+            graph_node_id: graph.map_or(0, |g| g.graph_node_id),
+        }
+    }
+}
+
+impl From<window::RuntimeActivity> for ffi::RuntimeActivity {
+    fn from(r: window::RuntimeActivity) -> Self {
+        ffi::RuntimeActivity {
+            name: r.name,
+            cid: r.cid,
+            thread_id: r.thread_id,
+            correlation: r.correlation,
+            start_ns: r.start_ns,
+            end_ns: r.end_ns,
+            has_external_id: r.external_id.is_some(),
+            external_id: r.external_id.unwrap_or(0),
+        }
+    }
+}
+
+impl From<FinishedWindow> for ffi::WindowActivities {
+    fn from(w: FinishedWindow) -> Self {
+        ffi::WindowActivities {
+            kernel_names: w.kernel_names,
+            kernels: w.kernels.into_iter().map(Into::into).collect(),
+            copies: w.copies.into_iter().map(Into::into).collect(),
+            runtime: w.runtime.into_iter().map(Into::into).collect(),
+            devices: w
+                .devices
+                .into_iter()
+                .map(|d| ffi::DeviceLane {
+                    device: d.device,
+                    name: d.name,
+                })
+                .collect(),
+            system_clock_offset_ns: w.system_clock_offset_ns,
+            summary: w.summary,
         }
     }
 }
@@ -327,6 +486,22 @@ mod tests {
             }
             other => panic!("expected an internal error, got {other:?}"),
         }
+    }
+
+    #[test]
+    fn every_bridge_key_has_its_vocabulary_name_and_type() {
+        for (index, spec) in vocabulary::CATALOG.iter().enumerate() {
+            let key = ffi::MetadataKey {
+                repr: index.try_into().unwrap(),
+            };
+            assert_eq!(key_of(key), Some(spec.key));
+            assert_eq!(metadata_key_name(key), spec.name);
+            assert_eq!(metadata_key_type(key), ffi::ValueType::from(spec.value));
+        }
+        let past = ffi::MetadataKey {
+            repr: vocabulary::CATALOG.len().try_into().unwrap(),
+        };
+        assert_eq!(key_of(past), None);
     }
 
     #[test]

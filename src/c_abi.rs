@@ -1,5 +1,6 @@
 //! The C ABI declared in include/kineto_rocm.h. No panic crosses it.
-use crate::api::{self, CorrelationDomain, ToolError};
+use crate::error::ToolError;
+use crate::{output, session};
 use std::ffi::{c_char, c_int, CStr, CString};
 
 const OK: c_int = 0;
@@ -17,7 +18,7 @@ fn status_of(result: Result<(), ToolError>) -> c_int {
             match error {
                 ToolError::Unavailable(_) => UNAVAILABLE,
                 ToolError::Sdk { .. } => SDK_ERROR,
-                ToolError::Usage(_) => USAGE_ERROR,
+                ToolError::Usage(_) | ToolError::Window(_) => USAGE_ERROR,
                 ToolError::Io(_) => IO_ERROR,
                 ToolError::Internal(_) => INTERNAL_ERROR,
             }
@@ -32,18 +33,21 @@ fn guarded(name: &str, f: impl FnOnce() -> c_int) -> c_int {
     })
 }
 
-fn domain(value: c_int) -> CorrelationDomain {
-    CorrelationDomain::from_user_flag(value == 1)
+/// 1: kineto's user domain; anything else the default one.
+fn is_user(domain: c_int) -> bool {
+    domain == 1
 }
 
 #[no_mangle]
 pub extern "C" fn kineto_rocm_start() -> c_int {
-    guarded("kineto_rocm_start", || status_of(api::start_collection()))
+    guarded("kineto_rocm_start", || {
+        status_of(session::start_collection())
+    })
 }
 
 #[no_mangle]
 pub extern "C" fn kineto_rocm_stop() -> c_int {
-    guarded("kineto_rocm_stop", || status_of(api::stop_collection()))
+    guarded("kineto_rocm_stop", || status_of(session::stop_collection()))
 }
 
 #[no_mangle]
@@ -58,24 +62,26 @@ pub extern "C" fn kineto_rocm_write_trace(path: *const c_char) -> c_int {
         let path = unsafe { CStr::from_ptr(path) }
             .to_string_lossy()
             .into_owned();
-        status_of(crate::output::write_trace_file(std::path::Path::new(&path)).map(|_| ()))
+        let written = session::take_finished_windows()
+            .and_then(|windows| output::write_trace_file(std::path::Path::new(&path), &windows));
+        status_of(written.map(|_| ()))
     })
 }
 
 #[no_mangle]
 pub extern "C" fn kineto_rocm_push_correlation_id(id: u64, domain_value: c_int) {
-    let _ = crate::panics::catch(|| api::push_correlation_id(domain(domain_value), id));
+    let _ = crate::panics::catch(|| session::push_correlation_id(is_user(domain_value), id));
 }
 
 #[no_mangle]
 pub extern "C" fn kineto_rocm_pop_correlation_id(domain_value: c_int) {
-    let _ = crate::panics::catch(|| api::pop_correlation_id(domain(domain_value)));
+    let _ = crate::panics::catch(|| session::pop_correlation_id(is_user(domain_value)));
 }
 
 #[no_mangle]
 pub extern "C" fn kineto_rocm_unavailable_reason() -> *const c_char {
     static REASON: once_cell::sync::OnceCell<CString> = once_cell::sync::OnceCell::new();
-    crate::panics::catch(|| match api::unavailable_reason() {
+    crate::panics::catch(|| match session::unavailable_reason() {
         None => std::ptr::null(),
         Some(reason) => REASON
             .get_or_init(|| CString::new(reason.replace('\0', " ")).expect("NULs replaced"))

@@ -1,16 +1,22 @@
 //! kineto-rocm: a ROCm activity backend for kineto.
 //!
 //! This crate is the tool library the rocprofiler-sdk loads (it exports
-//! `rocprofiler_configure`), plus the session API its C ABI, cxx bridge and
-//! CLI drive. Collection, attribution and record keeping live in the crates
+//! `rocprofiler_configure`), plus the session its C ABI and cxx bridge
+//! drive. Collection, attribution and record keeping live in the crates
 //! below (graph-attribution, activity-store); this crate wires them to the
 //! SDK and hands finished windows to kineto or to our chrome-trace writer.
-pub mod api;
-pub mod bridge;
+//!
+//! Modules import only modules listed after them (docs/architecture.md):
+//! the faces, the writers, the session functions, the tool (SDK adapter,
+//! session, window finishing), and the leaves everything shares.
+mod bridge;
 mod c_abi;
-pub mod fault;
+mod error;
+mod fault;
 mod logging;
-pub mod output;
+mod output;
 mod panics;
+mod session;
 pub mod tool;
-pub mod vocabulary;
+mod vocabulary;
+mod window;

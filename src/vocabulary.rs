@@ -8,7 +8,45 @@
 //! has the key (RocmMetadataFields, and CudaMetadataFields' graph keys,
 //! which PyTorch reads as `"graph node id":\s*(\d+)`); the types are
 //! kineto's field types.
-use crate::bridge::ffi::{CopyDirection, MetadataKey, ValueType};
+use activity_store::CopyDirection;
+
+/// Every args key a trace writer puts on a GPU or runtime event. The
+/// bridge's `MetadataKey` lists the same keys in the same order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MetadataKey {
+    Device,
+    Stream,
+    HsaQueue,
+    Correlation,
+    Cid,
+    DispatchId,
+    Kind,
+    Kernel,
+    Grid,
+    Block,
+    SharedMemory,
+    ScratchMemory,
+    Bytes,
+    MemoryBandwidth,
+    SrcDevice,
+    DstDevice,
+    GraphId,
+    GraphNodeId,
+}
+
+/// The JSON type of a key's value, the same in every writer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ValueType {
+    /// Signed integer.
+    Int,
+    /// Unsigned integer (above 2^53 for graph node ids).
+    Uint,
+    Float,
+    /// Quoted string.
+    Str,
+    /// `[x, y, z]`, a JSON array of integers.
+    IntArray,
+}
 
 /// One args key.
 #[derive(Clone, Copy, Debug)]
@@ -53,7 +91,9 @@ pub const CATALOG: [KeySpec; 18] = [
 ];
 
 pub fn spec(key: MetadataKey) -> KeySpec {
-    CATALOG[usize::from(key.repr)]
+    let spec = CATALOG[key as usize];
+    debug_assert_eq!(spec.key, key, "CATALOG out of MetadataKey order");
+    spec
 }
 
 pub fn name(key: MetadataKey) -> &'static str {
@@ -70,7 +110,7 @@ pub fn copy_kind(direction: CopyDirection) -> &'static str {
         CopyDirection::HostToDevice => "HtoD",
         CopyDirection::DeviceToHost => "DtoH",
         CopyDirection::DeviceToDevice => "DtoD",
-        _ => "Unknown",
+        CopyDirection::Unknown => "Unknown",
     }
 }
 
@@ -81,7 +121,7 @@ pub fn copy_event_name(direction: CopyDirection) -> &'static str {
         CopyDirection::HostToDevice => "Memcpy HtoD (Host -> Device)",
         CopyDirection::DeviceToHost => "Memcpy DtoH (Device -> Host)",
         CopyDirection::DeviceToDevice => "Memcpy DtoD (Device -> Device)",
-        _ => "Memcpy Unknown (? -> ?)",
+        CopyDirection::Unknown => "Memcpy Unknown (? -> ?)",
     }
 }
 
@@ -111,7 +151,7 @@ mod tests {
     fn the_catalog_is_indexed_by_key_and_spells_each_key_once() {
         let mut names = std::collections::HashSet::new();
         for (index, spec) in CATALOG.iter().enumerate() {
-            assert_eq!(usize::from(spec.key.repr), index, "{spec:?} out of order");
+            assert_eq!(spec.key as usize, index, "{spec:?} out of order");
             assert!(names.insert(spec.name), "{} spelled twice", spec.name);
         }
     }

@@ -3,7 +3,7 @@
 //! payloads cut short, kinds and categories changed). The decoder must never
 //! panic or read past the bytes it was given, and whatever it accepts must be
 //! well formed. Runs for KINETO_ROCM_FUZZ_SECONDS (default 2) in every test run.
-use kineto_rocm::tool::decode::{decode, Decoded, Malformed};
+use kineto_rocm::tool::sdk::decode::{decode, Decoded, Malformed};
 use rocprofiler_sys::*;
 use std::mem::size_of;
 use std::time::{Duration, Instant};

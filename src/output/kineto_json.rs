@@ -7,8 +7,8 @@
 //! the C++ face reads through the bridge: both writers put the same args on
 //! the same events (tests/ctest compares them event by event).
 use super::chrome_trace::{Arg, ChromeTraceWriter, CompleteEvent, FlowEnd};
-use crate::bridge::ffi::{MetadataKey as K, WindowActivities};
-use crate::vocabulary::{self as vocab, name};
+use crate::vocabulary::{self as vocab, name, MetadataKey as K};
+use crate::window::FinishedWindow;
 use std::collections::{HashMap, HashSet};
 use std::io::{self, Write};
 
@@ -68,25 +68,25 @@ struct Launched {
 
 /// Launches by correlation id: flow arrows and the kernel-launch args of
 /// runtime calls. Work whose launching call is unknown is left out.
-fn launches_of(window: &WindowActivities) -> HashMap<u64, Launched> {
+fn launches_of(window: &FinishedWindow) -> HashMap<u64, Launched> {
     let mut out: HashMap<u64, Launched> = HashMap::new();
     for (index, kernel) in window.kernels.iter().enumerate() {
-        if kernel.has_correlation {
-            let entry = out.entry(kernel.correlation).or_default();
+        if let Some(correlation) = kernel.correlation {
+            let entry = out.entry(correlation).or_default();
             if entry.kernels == 0 {
                 entry.first_kernel = index;
             }
             entry.kernels += 1;
         }
     }
-    for copy in window.copies.iter().filter(|c| c.has_correlation) {
-        out.entry(copy.correlation).or_default().copies += 1;
+    for correlation in window.copies.iter().filter_map(|c| c.correlation) {
+        out.entry(correlation).or_default().copies += 1;
     }
     out
 }
 
 /// Writes `windows` and returns the number of kernel events written.
-pub fn write_windows<W: Write>(windows: &[WindowActivities], out: W) -> io::Result<usize> {
+pub fn write_windows<W: Write>(windows: &[FinishedWindow], out: W) -> io::Result<usize> {
     let mut writer = ChromeTraceWriter::begin(out)?;
     let mut kernels_written = 0;
     let mut lanes_named: HashSet<(u64, Option<u64>)> = HashSet::new();
@@ -118,8 +118,8 @@ pub fn write_windows<W: Write>(windows: &[WindowActivities], out: W) -> io::Resu
                 (name(K::Cid), Arg::Int(call.cid.into())),
                 (name(K::Correlation), Arg::Int(call.correlation)),
             ];
-            if call.has_external_id {
-                args.push(("External id", Arg::Int(call.external_id)));
+            if let Some(external_id) = call.external_id {
+                args.push(("External id", Arg::Int(external_id)));
             }
             let launch = launched.get(&call.correlation);
             // A call that launched exactly one kernel and nothing else is a
@@ -128,14 +128,8 @@ pub fn write_windows<W: Write>(windows: &[WindowActivities], out: W) -> io::Resu
                 let kernel = &window.kernels[l.first_kernel];
                 args.extend([
                     (name(K::Kernel), Arg::Str(kernel_name(kernel.name_index))),
-                    (
-                        name(K::Grid),
-                        Arg::Dim3([kernel.grid_x, kernel.grid_y, kernel.grid_z]),
-                    ),
-                    (
-                        name(K::Block),
-                        Arg::Dim3([kernel.block_x, kernel.block_y, kernel.block_z]),
-                    ),
+                    (name(K::Grid), Arg::Dim3(kernel.grid)),
+                    (name(K::Block), Arg::Dim3(kernel.block)),
                     (name(K::SharedMemory), Arg::Int(kernel.lds_bytes.into())),
                 ]);
             }
@@ -161,47 +155,40 @@ pub fn write_windows<W: Write>(windows: &[WindowActivities], out: W) -> io::Resu
         let mut flows_finished: HashSet<u64> = HashSet::new();
         for kernel in &window.kernels {
             let device = kernel.device as u64;
-            let lane = if kernel.has_stream {
-                Lane::stream(kernel.stream)
-            } else {
-                queue_lanes.lane(device, kernel.queue)
+            let lane = match kernel.stream {
+                Some(stream) => Lane::stream(stream),
+                None => queue_lanes.lane(device, kernel.queue),
             };
             if lanes_named.insert((device, Some(lane.tid))) {
                 writer.lane_name(device, Some(lane.tid), &lane.name)?;
             }
             let name_of_kernel = kernel_name(kernel.name_index);
             let mut args: Vec<(&str, Arg)> = vec![(name(K::Device), Arg::Int(device))];
-            if kernel.has_stream {
-                args.push((name(K::Stream), Arg::Int(kernel.stream)));
+            if let Some(stream) = kernel.stream {
+                args.push((name(K::Stream), Arg::Int(stream)));
             }
             args.push((name(K::HsaQueue), Arg::Int(kernel.queue)));
-            if kernel.has_correlation {
-                args.push((name(K::Correlation), Arg::Int(kernel.correlation)));
+            if let Some(correlation) = kernel.correlation {
+                args.push((name(K::Correlation), Arg::Int(correlation)));
             }
             args.extend([
                 (name(K::DispatchId), Arg::Int(kernel.dispatch_id)),
                 (name(K::Kind), Arg::Str(vocab::KERNEL_KIND)),
                 (name(K::Kernel), Arg::Str(name_of_kernel)),
-                (
-                    name(K::Grid),
-                    Arg::Dim3([kernel.grid_x, kernel.grid_y, kernel.grid_z]),
-                ),
-                (
-                    name(K::Block),
-                    Arg::Dim3([kernel.block_x, kernel.block_y, kernel.block_z]),
-                ),
+                (name(K::Grid), Arg::Dim3(kernel.grid)),
+                (name(K::Block), Arg::Dim3(kernel.block)),
                 (name(K::SharedMemory), Arg::Int(kernel.lds_bytes.into())),
                 (
                     name(K::ScratchMemory),
                     Arg::Int(kernel.scratch_bytes.into()),
                 ),
             ]);
-            if kernel.has_correlation && kernel.has_external_id {
-                args.push(("External id", Arg::Int(kernel.external_id)));
+            if let (Some(_), Some(external_id)) = (kernel.correlation, kernel.external_id) {
+                args.push(("External id", Arg::Int(external_id)));
             }
-            if kernel.has_graph {
-                args.push((name(K::GraphId), Arg::Int(kernel.graph_id)));
-                args.push((name(K::GraphNodeId), Arg::Int(kernel.graph_node_id)));
+            if let Some(graph) = kernel.graph {
+                args.push((name(K::GraphId), Arg::Int(graph.graph_id)));
+                args.push((name(K::GraphNodeId), Arg::Int(graph.graph_node_id)));
             }
             writer.complete(&CompleteEvent {
                 name: name_of_kernel,
@@ -212,10 +199,10 @@ pub fn write_windows<W: Write>(windows: &[WindowActivities], out: W) -> io::Resu
                 end_ns: kernel.end_ns,
                 args: &args,
             })?;
-            if kernel.has_correlation && flows_finished.insert(kernel.correlation) {
+            if let Some(correlation) = kernel.correlation.filter(|c| flows_finished.insert(*c)) {
                 writer.flow(
                     FlowEnd::Finish,
-                    kernel.correlation,
+                    correlation,
                     device,
                     lane.tid,
                     kernel.start_ns,
@@ -225,22 +212,18 @@ pub fn write_windows<W: Write>(windows: &[WindowActivities], out: W) -> io::Resu
         }
         for copy in &window.copies {
             let device = copy.device as u64;
-            let lane = if copy.has_stream {
-                Lane::stream(copy.stream)
-            } else {
-                Lane::copies()
-            };
+            let lane = copy.stream.map_or_else(Lane::copies, Lane::stream);
             if lanes_named.insert((device, Some(lane.tid))) {
                 writer.lane_name(device, Some(lane.tid), &lane.name)?;
             }
             let mut args: Vec<(&str, Arg)> = vec![(name(K::Device), Arg::Int(device))];
-            if copy.has_stream {
-                args.push((name(K::Stream), Arg::Int(copy.stream)));
+            if let Some(stream) = copy.stream {
+                args.push((name(K::Stream), Arg::Int(stream)));
             }
             // Copies run on no HSA queue the SDK reports: 0, as kineto writes.
             args.push((name(K::HsaQueue), Arg::Int(0)));
-            if copy.has_correlation {
-                args.push((name(K::Correlation), Arg::Int(copy.correlation)));
+            if let Some(correlation) = copy.correlation {
+                args.push((name(K::Correlation), Arg::Int(correlation)));
             }
             args.extend([
                 (name(K::Kind), Arg::Str(vocab::copy_kind(copy.direction))),
@@ -255,12 +238,12 @@ pub fn write_windows<W: Write>(windows: &[WindowActivities], out: W) -> io::Resu
                 (name(K::SrcDevice), Arg::Signed(copy.src_device)),
                 (name(K::DstDevice), Arg::Signed(copy.dst_device)),
             ]);
-            if copy.has_correlation && copy.has_external_id {
-                args.push(("External id", Arg::Int(copy.external_id)));
+            if let (Some(_), Some(external_id)) = (copy.correlation, copy.external_id) {
+                args.push(("External id", Arg::Int(external_id)));
             }
-            if copy.has_graph {
-                args.push((name(K::GraphId), Arg::Int(copy.graph_id)));
-                args.push((name(K::GraphNodeId), Arg::Int(copy.graph_node_id)));
+            if let Some(graph) = copy.graph {
+                args.push((name(K::GraphId), Arg::Int(graph.graph_id)));
+                args.push((name(K::GraphNodeId), Arg::Int(graph.graph_node_id)));
             }
             writer.complete(&CompleteEvent {
                 name: vocab::copy_event_name(copy.direction),
@@ -271,10 +254,10 @@ pub fn write_windows<W: Write>(windows: &[WindowActivities], out: W) -> io::Resu
                 end_ns: copy.end_ns,
                 args: &args,
             })?;
-            if copy.has_correlation && flows_finished.insert(copy.correlation) {
+            if let Some(correlation) = copy.correlation.filter(|c| flows_finished.insert(*c)) {
                 writer.flow(
                     FlowEnd::Finish,
-                    copy.correlation,
+                    correlation,
                     device,
                     lane.tid,
                     copy.start_ns,
@@ -296,36 +279,26 @@ pub fn write_windows<W: Write>(windows: &[WindowActivities], out: W) -> io::Resu
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bridge::ffi::{CopyActivity, CopyDirection, KernelActivity, RuntimeActivity};
+    use crate::window::{CopyActivity, CopyDirection, KernelActivity, RuntimeActivity};
     use serde_json::Value;
 
     fn kernel(correlation: u64, stream: Option<u64>, linked: bool) -> KernelActivity {
         KernelActivity {
             name_index: 0,
             device: 1,
-            stream: stream.unwrap_or(0),
-            has_stream: stream.is_some(),
+            stream,
             queue: 0x7f00_0000_1000,
-            correlation,
-            has_correlation: linked,
+            correlation: linked.then_some(correlation),
             dispatch_id: correlation,
             start_ns: 2_000,
             end_ns: 3_000,
-            grid_x: 256,
-            grid_y: 1,
-            grid_z: 1,
-            block_x: 64,
-            block_y: 1,
-            block_z: 1,
+            grid: [256, 1, 1],
+            block: [64, 1, 1],
             lds_bytes: 0,
             scratch_bytes: 0,
-            has_external_id: true,
-            external_id: 42,
-            has_user_external_id: false,
-            user_external_id: 0,
-            has_graph: false,
-            graph_id: 0,
-            graph_node_id: 0,
+            external_id: Some(42),
+            user_external_id: None,
+            graph: None,
         }
     }
 
@@ -333,20 +306,15 @@ mod tests {
         CopyActivity {
             direction: CopyDirection::HostToDevice,
             device: 1,
-            stream: stream.unwrap_or(0),
-            has_stream: stream.is_some(),
-            correlation: 9,
-            has_correlation: linked,
+            stream,
+            correlation: linked.then_some(9),
             bytes: 4096,
             src_device: -1,
             dst_device: 1,
             start_ns: 4_000,
             end_ns: 5_000,
-            has_external_id: true,
-            external_id: 42,
-            has_graph: false,
-            graph_id: 0,
-            graph_node_id: 0,
+            external_id: Some(42),
+            graph: None,
         }
     }
 
@@ -358,12 +326,11 @@ mod tests {
             correlation,
             start_ns: 1_000,
             end_ns: 1_500,
-            has_external_id: true,
-            external_id: 42,
+            external_id: Some(42),
         }
     }
 
-    fn trace(window: WindowActivities) -> Value {
+    fn trace(window: FinishedWindow) -> Value {
         let mut out = Vec::new();
         write_windows(&[window], &mut out).unwrap();
         serde_json::from_slice(&out).expect("valid JSON")
@@ -405,7 +372,7 @@ mod tests {
 
     #[test]
     fn known_stream_and_launch_give_stream_lane_correlation_flow_and_external_id() {
-        let doc = trace(WindowActivities {
+        let doc = trace(FinishedWindow {
             kernel_names: vec!["k".into()],
             kernels: vec![kernel(5, Some(3), true)],
             runtime: vec![launch(5)],
@@ -429,7 +396,7 @@ mod tests {
 
     #[test]
     fn unknown_launch_gives_no_correlation_flow_or_external_id() {
-        let doc = trace(WindowActivities {
+        let doc = trace(FinishedWindow {
             kernel_names: vec!["k".into()],
             kernels: vec![kernel(5, Some(3), false)],
             copies: vec![copy(Some(3), false)],
@@ -453,7 +420,7 @@ mod tests {
     fn unknown_stream_puts_kernels_on_their_queue_lane_and_copies_on_the_copy_lane() {
         let mut other_queue = kernel(6, None, true);
         other_queue.queue = 0x7f00_0000_2000;
-        let doc = trace(WindowActivities {
+        let doc = trace(FinishedWindow {
             kernel_names: vec!["k".into()],
             kernels: vec![kernel(5, None, true), other_queue, kernel(7, None, true)],
             copies: vec![copy(None, true)],
@@ -484,14 +451,14 @@ mod tests {
 
     #[test]
     fn every_arg_has_the_catalog_type() {
-        let doc = trace(WindowActivities {
+        let doc = trace(FinishedWindow {
             kernel_names: vec!["k".into()],
             kernels: vec![kernel(5, Some(3), true)],
             copies: vec![copy(Some(3), true)],
             runtime: vec![launch(5)],
             ..Default::default()
         });
-        let by_name: HashMap<&str, crate::bridge::ffi::ValueType> = vocab::CATALOG
+        let by_name: HashMap<&str, vocab::ValueType> = vocab::CATALOG
             .iter()
             .map(|spec| (spec.name, spec.value))
             .collect();
@@ -504,7 +471,7 @@ mod tests {
                 if key == "External id" {
                     continue;
                 }
-                use crate::bridge::ffi::ValueType as T;
+                use vocab::ValueType as T;
                 let want = by_name
                     .get(key.as_str())
                     .unwrap_or_else(|| panic!("{key} not in the catalog"));
@@ -516,7 +483,6 @@ mod tests {
                     T::IntArray => value
                         .as_array()
                         .is_some_and(|a| a.iter().all(Value::is_i64)),
-                    _ => false,
                 };
                 assert!(ok, "{key} = {value} is not {want:?}");
                 checked += 1;

@@ -1,18 +1,19 @@
-//! Writers for finished windows.
+//! Writers for finished windows. They are handed the windows: taking them
+//! from the session is the caller's business, so a writer only writes.
 pub mod chrome_trace;
 mod kineto_json;
 
 pub use kineto_json::write_windows;
 
-use crate::api::{self, ToolError};
+use crate::error::ToolError;
+use crate::window::FinishedWindow;
 use std::path::Path;
 
-/// Finishes every stopped window and writes them as one kineto-format trace.
-/// Returns how many kernel events were written.
-pub fn write_trace_file(path: &Path) -> Result<usize, ToolError> {
-    let windows = api::take_finished_windows()?;
+/// Writes `windows` as one kineto-format trace at `path`. Returns how many
+/// kernel events were written.
+pub fn write_trace_file(path: &Path, windows: &[FinishedWindow]) -> Result<usize, ToolError> {
     let file = std::fs::File::create(path)
         .map_err(|e| ToolError::Io(format!("cannot create {}: {e}", path.display())))?;
-    write_windows(&windows, std::io::BufWriter::new(file))
+    write_windows(windows, std::io::BufWriter::new(file))
         .map_err(|e| ToolError::Io(format!("cannot write {}: {e}", path.display())))
 }

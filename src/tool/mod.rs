@@ -1,13 +1,10 @@
-//! The rocprofiler-sdk client: configure, services, callbacks, teardown.
-mod attribution;
-mod callbacks;
-mod collector;
-pub mod configure;
-pub mod decode;
-mod devices;
-mod external_correlation;
-mod hip_calls;
-mod malformed;
-mod presence;
-mod services;
-pub mod state;
+//! The rocprofiler-sdk client, in three parts, each importing only the ones
+//! below it (docs/architecture.md draws the data path):
+//!
+//! - `sdk`: the SDK adapter: configure, services, callbacks, decoding, the
+//!   process-wide tool;
+//! - `session`: what was collected, window by window (the collector);
+//! - `finish`: window finishing: graph attribution, then the finished window.
+pub(crate) mod finish;
+pub mod sdk;
+pub(crate) mod session;

@@ -31,8 +31,8 @@ std::string runWorkload(const std::string& path, const std::string& options = ""
 bool waitIdle(uint64_t timeoutNs = 10'000'000'000ull);
 json groundTruth();
 
-// Path of a workload: tests/ctest/workloads/<name> if there, else the shared
-// tests/workloads/<name> (graph-32x200.json).
+// Path of a workload: tests/workloads/ctest/<name> (this suite's own) if
+// there, else tests/workloads/<name> (graph-32x200.json).
 std::string workload(const std::string& name);
 
 // ---- CPU ops from markers ---------------------------------------------------

@@ -16,9 +16,6 @@ use session::{Session, WorkloadSource};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-/// The seed's 32-node graph replayed 200 times.
-const DEMO_WORKLOAD: &str = include_str!("../../../tests/workloads/graph-32x200.json");
-
 #[derive(Parser)]
 #[command(
     name = "kineto-rocm",
@@ -69,7 +66,7 @@ enum Command {
 #[derive(Args, Clone, Default)]
 struct ModelArgs {
     /// The simulator's submission model (overrides the workload's):
-    /// `rocm` as HIP and rocprofiler-sdk do, `ideal` the seed's model.
+    /// `rocm` as HIP and rocprofiler-sdk do, `ideal` the first round's model.
     #[arg(long, value_enum)]
     submission_model: Option<ModelArg>,
     /// Upper bound of the simulated submission jitter per packet, in ns
@@ -80,9 +77,9 @@ struct ModelArgs {
     /// (sets KINETO_ROCM_FLUSH_DEADLINE_MS for the tool).
     #[arg(long)]
     flush_deadline_ms: Option<u64>,
-    /// The tool's attribution: `evidence` (default) or `seed`, the seed's
-    /// per-thread-stack answers taken as they are, for comparison (sets
-    /// KINETO_ROCM_ATTRIBUTION_METHOD for the tool).
+    /// The tool's attribution: `evidence` (default) or `launch-stack`, the
+    /// first round's per-thread-stack answers taken as they are, for
+    /// comparison (sets KINETO_ROCM_ATTRIBUTION_METHOD for the tool).
     #[arg(long, value_enum)]
     attribution_method: Option<AttributionMethod>,
 }
@@ -105,7 +102,7 @@ impl From<ModelArg> for SubmissionModel {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 enum AttributionMethod {
     Evidence,
-    Seed,
+    LaunchStack,
 }
 
 impl ModelArgs {
@@ -117,7 +114,7 @@ impl ModelArgs {
         if let Some(method) = self.attribution_method {
             let value = match method {
                 AttributionMethod::Evidence => "evidence",
-                AttributionMethod::Seed => "seed",
+                AttributionMethod::LaunchStack => "launch-stack",
             };
             std::env::set_var("KINETO_ROCM_ATTRIBUTION_METHOD", value);
         }
@@ -318,7 +315,7 @@ fn profile(workload: &WorkloadSource, plan: &Plan) -> Result<Session, String> {
 fn demo(out: &Path, model: &ModelArgs) -> Result<(), String> {
     let workload = WorkloadSource {
         name: "built-in graph-32x200".into(),
-        text: DEMO_WORKLOAD.into(),
+        text: rocprofiler_sim::workload::shipped::GRAPH_32X200.into(),
     };
     let mut options = RunOptions {
         record_truth: false,

@@ -109,7 +109,7 @@ fn two_devices_launched_concurrently() {
     assert_eq!(n(&report, "devices"), 2);
 }
 
-/// The seed's known limitation: concurrent launches from many threads on 4
+/// The first round's known limitation: concurrent launches from many threads on 4
 /// hardware queues. Whatever the split between attributed and withheld, no
 /// wrong pair is emitted and no node is split over several keys.
 #[test]

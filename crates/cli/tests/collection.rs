@@ -1,15 +1,14 @@
 //! Collection that loses nothing: teardown while records are in flight,
 //! windows that each hold exactly their own launches, CPU linkage. Each case
 //! runs `kineto-rocm run` in its own process, reading back the trace it wrote.
+use rocprofiler_sim::workload::shipped;
 use serde_json::Value;
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 fn workload(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../tests/workloads")
-        .join(format!("{name}.json"))
+    shipped::path(&format!("{name}.json"))
 }
 
 fn scratch(name: &str) -> PathBuf {

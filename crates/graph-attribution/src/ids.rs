@@ -54,8 +54,8 @@ impl fmt::Display for AttributionId {
 /// which HIP dispatches the nodes, which depends on the runtime's segment
 /// scheduling and, under contention, on which thread processed a packet,
 /// the creation index is a property of the node that the graph-building
-/// calls prove. The seed method (the SDK's documented recipe, kept for
-/// comparison) packs its dispatch ordinal here instead.
+/// calls prove. The launch-stack method (the SDK's documented recipe, kept
+/// for comparison) packs its dispatch ordinal here instead.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct NodeId(pub u32);
 

@@ -1,7 +1,7 @@
-//! Finished launches of the seed method, handed from the launching threads
-//! to the window that reports them.
+//! Finished launches of the launch-stack method, handed from the launching
+//! threads to the window that reports them.
 //!
-//! The seed method (the SDK's documented recipe, kept for comparison)
+//! The launch-stack method (the SDK's documented recipe, kept for comparison)
 //! credits each dispatch to the processing thread's innermost launch. Its
 //! own failure shows in these records: a launch credited more or fewer
 //! dispatches than its graph has nodes was contaminated by, or lost packets

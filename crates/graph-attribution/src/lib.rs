@@ -18,8 +18,8 @@
 //!   [`attribute`]'s module docs), and emits a key or a link only when the
 //!   evidence leaves one answer. Everything else is withheld and counted.
 //!
-//! The seed's recipe stays available ([`LaunchTracker`]) to show what it
-//! would have emitted.
+//! The SDK's recipe, the first round's launch-stack method, stays available
+//! ([`LaunchTracker`]) to show what it would have emitted.
 //!
 //! No FFI, no `unsafe`, no I/O but the `log` crate.
 //!
@@ -77,6 +77,8 @@
 //! With attribution off ([`graph_attribution_enabled`] says false) the tool
 //! library registers none of these callbacks, so "off" costs nothing.
 
+#![forbid(unsafe_code)]
+
 pub mod attribute;
 mod calls;
 pub mod diagnostics;
@@ -103,8 +105,8 @@ pub use launch_log::{LaunchEnding, LaunchLog, LaunchRecord};
 pub use launch_stack::STACK_CAPACITY;
 pub use session::SessionMemory;
 pub use structure::{ExecContents, GraphHandle, GraphStructure, NodeHandle, NodeSpec, NodeWork};
-#[cfg(feature = "seed-naive-modes")]
-pub use tracker::SeedNaive;
+#[cfg(feature = "naive-launch-stack")]
+pub use tracker::NaiveLaunchStack;
 pub use tracker::{LaunchCall, LaunchTracker, TrackerConfig, DEFAULT_LAUNCH_LOG_CAPACITY};
 pub use verdict::{KeyProof, KeyVerdict, LinkProof, LinkVerdict, Reason, Summary};
 pub use work::{BlitKind, Direction, HostKernel, KernelLookup, KernelShape, Observed, Output};

@@ -64,17 +64,17 @@ pub struct LaunchTracker {
     execs: ExecTable,
     log: LaunchLog,
     diagnostics: Diagnostics,
-    #[cfg(feature = "seed-naive-modes")]
-    naive: SeedNaive,
+    #[cfg(feature = "naive-launch-stack")]
+    naive: NaiveLaunchStack,
 }
 
-/// The seed's first version, with one of its two exec-lifecycle handlings
+/// The first round's first version, with one of its two exec-lifecycle handlings
 /// left out, so tests can show the aliasing each one prevents. Built only
-/// with the `seed-naive-modes` feature (the crate's own tests); never used
+/// with the `naive-launch-stack` feature (the crate's own tests); never used
 /// to collect.
-#[cfg(feature = "seed-naive-modes")]
+#[cfg(feature = "naive-launch-stack")]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct SeedNaive {
+pub struct NaiveLaunchStack {
     /// hipGraphExecUpdate keeps the exec's id.
     pub ignore_updates: bool,
     /// Create and destroy forget nothing: a new exec at a reused address
@@ -89,14 +89,14 @@ impl LaunchTracker {
             execs: ExecTable::new(config.identity),
             log: LaunchLog::with_capacity(config.launch_log_capacity),
             diagnostics: Diagnostics::default(),
-            #[cfg(feature = "seed-naive-modes")]
-            naive: SeedNaive::default(),
+            #[cfg(feature = "naive-launch-stack")]
+            naive: NaiveLaunchStack::default(),
         }
     }
 
     /// A tracker with some of the exec-lifecycle handling left out (tests only).
-    #[cfg(feature = "seed-naive-modes")]
-    pub fn seed_naive(config: TrackerConfig, naive: SeedNaive) -> LaunchTracker {
+    #[cfg(feature = "naive-launch-stack")]
+    pub fn naive(config: TrackerConfig, naive: NaiveLaunchStack) -> LaunchTracker {
         LaunchTracker {
             naive,
             ..LaunchTracker::new(config)
@@ -114,7 +114,7 @@ impl LaunchTracker {
     /// previous exec at that handle. Returns the exec's attribution id, or
     /// `None` when its dispatches will not be attributed (warned once).
     pub fn exec_created(&self, exec: LaunchedExec) -> Option<AttributionId> {
-        #[cfg(feature = "seed-naive-modes")]
+        #[cfg(feature = "naive-launch-stack")]
         if self.naive.ignore_create_and_destroy {
             if let Some(inherited) = self.execs.current_attribution(exec.handle()) {
                 return Some(inherited);
@@ -127,7 +127,7 @@ impl LaunchTracker {
     /// Its handle will be reused by a later instantiate, which must start
     /// afresh.
     pub fn exec_destroyed(&self, handle: ExecHandle) {
-        #[cfg(feature = "seed-naive-modes")]
+        #[cfg(feature = "naive-launch-stack")]
         if self.naive.ignore_create_and_destroy {
             return;
         }
@@ -139,7 +139,7 @@ impl LaunchTracker {
     /// before and after the update never share a key. Returns the new id, or
     /// `None` if none is left (warned once).
     pub fn exec_updated(&self, handle: ExecHandle) -> Option<AttributionId> {
-        #[cfg(feature = "seed-naive-modes")]
+        #[cfg(feature = "naive-launch-stack")]
         if self.naive.ignore_updates {
             return self.execs.current_attribution(handle);
         }

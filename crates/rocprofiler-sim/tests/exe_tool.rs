@@ -48,10 +48,11 @@ unsafe extern "C" fn buffer_cb(
     let headers = unsafe { std::slice::from_raw_parts(headers, n) };
     let k = headers
         .iter()
-        // SAFETY: each header is valid for the callback.
-        .filter(
-            |h| unsafe { (***h).kind } == sys::rocprofiler_buffer_tracing_kind_t::KERNEL_DISPATCH.0,
-        )
+        .filter(|h| {
+            // SAFETY: each header is valid for the callback.
+            let kind = unsafe { (***h).kind };
+            kind == sys::rocprofiler_buffer_tracing_kind_t::KERNEL_DISPATCH.0
+        })
         .count() as u64;
     DISPATCHES.fetch_add(k, Ordering::Relaxed);
     note(&format!("records {k}"));

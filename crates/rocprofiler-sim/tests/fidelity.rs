@@ -1,11 +1,12 @@
-//! Fidelity: under the `rocm` model the seed's naive method shows the
-//! seed's symptoms. The method (the SDK's documented recipe, as the test
-//! tool implements it): a per-thread stack of (graph_exec_id, node counter)
-//! pushed at EXEC_LAUNCH ENTER, popped at EXIT; the external-correlation
-//! request takes the top of the PROCESSING thread's stack and counts on;
-//! its answers are taken as they are. The seed measured aliasing from 4
-//! threads on the default 4 HW queues, and far less with
-//! GPU_MAX_HW_QUEUES=16. The pattern is asserted, not the numbers.
+//! Fidelity: under the `rocm` model the launch-stack method shows the
+//! symptoms the first round measured. The method (the SDK's documented
+//! recipe, as the test tool implements it): a per-thread stack of
+//! (graph_exec_id, node counter) pushed at EXEC_LAUNCH ENTER, popped at
+//! EXIT; the external-correlation request takes the top of the PROCESSING
+//! thread's stack and counts on; its answers are taken as they are. The
+//! first round measured aliasing from 4 threads on the default 4 HW queues,
+//! and far less with GPU_MAX_HW_QUEUES=16. The pattern is asserted, not the
+//! numbers.
 mod common;
 use common::*;
 use rocprofiler_sim::model::SubmissionModel;

@@ -76,7 +76,7 @@ fn graph_32x200() {
     // Exactly one request per dispatch, on the writing thread.
     assert_eq!(rows(&v, "requests").len(), 6400);
     check_requests_on_writer(&truth, &v);
-    // Single thread: the seed's recipe gives ordinal == creation index here.
+    // Single thread: the launch-stack recipe gives ordinal == creation index here.
     for r in rows(&v, "requests") {
         assert_eq!(r[5], truth.launches[0].graph_exec_id);
     }

@@ -68,7 +68,7 @@ fn bad_version_and_semantic_errors() {
 
 #[test]
 fn every_shipped_workload_parses() {
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/workloads");
+    let dir = rocprofiler_sim::workload::shipped::dir();
     let mut n = 0;
     for f in std::fs::read_dir(dir).unwrap() {
         let p = f.unwrap().path();

@@ -168,8 +168,8 @@ impl KeyBook {
         out
     }
 
-    /// Keys covering more than one true node, or eager work (the seed's
-    /// metric).
+    /// Keys covering more than one true node, or eager work (the first
+    /// round's metric).
     pub fn aliased_keys(&self) -> usize {
         self.keys.values().filter(|u| u.aliased).count()
     }

@@ -266,7 +266,7 @@ fn a_node_id_permuted_the_same_way_in_every_replay_is_wrong_in_every_replay() {
     let v = check(&runs, SDK_13, &trace);
     assert_eq!(
         v.aliased_keys, 0,
-        "consistent: the seed's metric sees nothing"
+        "consistent: the first round's metric sees nothing"
     );
     assert_eq!(v.wrong_keys, 4, "{v:#?}");
     assert_eq!(v.key_errors[keys::NODE_NOT_CREATION_INDEX], 4);

@@ -1,16 +1,17 @@
 //! Running `kineto-rocm validate --json` in its own process (one simulated
 //! SDK per process), with the environment pinned, and reading its report.
 #![allow(dead_code)]
+use rocprofiler_sim::workload::shipped;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 pub fn workloads_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/workloads")
+    shipped::dir()
 }
 
 pub fn workload(name: &str) -> PathBuf {
-    workloads_dir().join(format!("{name}.json"))
+    shipped::path(&format!("{name}.json"))
 }
 
 /// Settings a developer's shell may hold that would change what a run

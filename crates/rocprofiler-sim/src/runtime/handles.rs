@@ -3,7 +3,7 @@
 //!
 //! - Exec and graph handles come from LIFO free lists: the allocator hands
 //!   the most recently freed address to the next instantiate / create, as
-//!   the seed saw ("HIP hands the same address straight back out").
+//!   the first round saw ("HIP hands the same address straight back out").
 //! - Graph node handles are fresh addresses, distinct from graph handles.
 //! - SDK stream ids are handed out in first-seen order (stream.cpp), 0
 //!   being the null stream; the exec's internal parallel streams are never

@@ -9,7 +9,8 @@
 //!   thread gets the queue's submission lock writes ALL pending packets,
 //!   and the SDK's per-packet work (external-correlation request, record
 //!   capture, record thread id) happens on that writing thread with its own
-//!   API call's correlation id (seed 000, "Known limitation").
+//!   API call's correlation id (the first round's report, shared/seeds/000,
+//!   "Known limitation").
 //! - Per HW queue, work runs in order without overlap:
 //!   start = max(written, previous end on the queue). Copies run on the
 //!   queue like kernels; memsets as blit kernels.

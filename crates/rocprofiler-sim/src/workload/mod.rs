@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashSet};
 use std::fmt;
 
+pub mod shipped;
 mod validate;
 
 /// A simulated rocprofiler-sdk version, written `"MAJOR.MINOR.PATCH"`.

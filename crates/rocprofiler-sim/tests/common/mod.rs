@@ -44,9 +44,7 @@ pub fn serial() -> MutexGuard<'static, ()> {
 }
 
 pub fn workload(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../tests/workloads")
-        .join(name)
+    rocprofiler_sim::workload::shipped::path(name)
 }
 
 impl Env {

@@ -1,47 +1,24 @@
-//! GPUs the SDK reports, as kineto lanes: agent handle -> device index + name.
+//! The GPUs the SDK reports (its agents), read into the device table
+//! kineto's lanes are named from.
+use crate::tool::finish::devices::Devices;
 use rocprofiler_sys::*;
-use std::collections::HashMap;
 use std::ffi::c_void;
 
-#[derive(Clone, Debug, Default)]
-pub struct Devices {
-    by_agent: HashMap<u64, (u32, String)>,
-}
-
-impl Devices {
-    /// Asks the SDK for its agents; GPUs are numbered as HIP numbers them.
-    /// `None` until the runtime has loaded (the SDK then has no agents).
-    pub fn query(sdk: &Sdk) -> Option<Devices> {
-        let mut devices = Devices::default();
-        // SAFETY: the callback receives `agents` valid for the call and our
-        // `Devices` through user_data, which outlives the query.
-        let status = unsafe {
-            (sdk.query_available_agents)(
-                rocprofiler_agent_version_t::V0,
-                Some(collect_agents),
-                std::mem::size_of::<rocprofiler_agent_v0_t>(),
-                &mut devices as *mut Devices as *mut c_void,
-            )
-        };
-        (status.is_success() && !devices.by_agent.is_empty()).then_some(devices)
-    }
-
-    pub fn knows(&self, agent: u64) -> bool {
-        self.by_agent.contains_key(&agent)
-    }
-
-    /// The device index of an agent; unknown agents get index 0.
-    pub fn index_of(&self, agent: u64) -> u32 {
-        self.by_agent.get(&agent).map_or(0, |(index, _)| *index)
-    }
-
-    /// (device index, name), sorted by index.
-    pub fn lanes(&self) -> Vec<(u32, String)> {
-        let mut lanes: Vec<(u32, String)> = self.by_agent.values().cloned().collect();
-        lanes.sort();
-        lanes.dedup();
-        lanes
-    }
+/// Asks the SDK for its agents; GPUs are numbered as HIP numbers them.
+/// `None` until the runtime has loaded (the SDK then has no agents).
+pub fn query(sdk: &Sdk) -> Option<Devices> {
+    let mut devices = Devices::default();
+    // SAFETY: the callback receives `agents` valid for the call and our
+    // `Devices` through user_data, which outlives the query.
+    let status = unsafe {
+        (sdk.query_available_agents)(
+            rocprofiler_agent_version_t::V0,
+            Some(collect_agents),
+            std::mem::size_of::<rocprofiler_agent_v0_t>(),
+            &mut devices as *mut Devices as *mut c_void,
+        )
+    };
+    (status.is_success() && !devices.is_empty()).then_some(devices)
 }
 
 unsafe extern "C" fn collect_agents(
@@ -74,7 +51,7 @@ unsafe extern "C" fn collect_agents(
                 .or_else(|| unsafe { c_str_lossy(agent.name) })
                 .unwrap_or_else(|| "GPU".into());
             let index = agent.logical_node_type_id.max(0) as u32;
-            devices.by_agent.insert(agent.id.handle, (index, name));
+            devices.insert(agent.id.handle, index, name);
         }
     }));
     if outcome.is_err() {

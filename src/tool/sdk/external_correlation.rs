@@ -2,8 +2,10 @@
 //! in the record's external correlation slot. The answer is the packed graph
 //! key of the launch on top of this thread's launch stack, or nothing.
 //!
-//! Contract (DESIGN.md): no allocation, no lock, no syscall. `tracker()` is a
-//! OnceCell read; `external_for_dispatch` touches thread-local state only.
+//! Contract (the hot-path rule of shared/DESIGN.md, the project's design
+//! card, outside this repo): no allocation, no lock, no syscall. `tracker()`
+//! is a OnceCell read; `external_for_dispatch` touches thread-local state
+//! only.
 use rocprofiler_sys::*;
 use std::ffi::c_void;
 
@@ -17,7 +19,7 @@ pub unsafe extern "C" fn on_request(
     _data: *mut c_void,
 ) -> i32 {
     let answer = std::panic::catch_unwind(|| {
-        let tracker = super::state::tracker()?;
+        let tracker = super::tool::tracker()?;
         let packed = tracker.external_for_dispatch();
         (packed != 0).then_some(packed)
     });

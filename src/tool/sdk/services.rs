@@ -2,7 +2,7 @@
 //!
 //! Two contexts. The collection context, started and stopped with each trace
 //! window, buffers kernel dispatches, memory copies, HIP API calls and
-//! correlation-id retirement (and, for the seed attribution method, asks for
+//! correlation-id retirement (and, for the launch-stack attribution method, asks for
 //! external correlation ids). The callback context takes HIP API (CPU
 //! linkage and completeness at ENTER, graph building and exec lifecycle),
 //! HIP_STREAM (the stream a call has), CODE_OBJECT (kernel names and host
@@ -12,30 +12,15 @@
 //! run only inside windows, in the collection context.
 use super::callbacks;
 use super::external_correlation;
+use super::tool::{check, Services};
+use crate::error::ToolError;
+use crate::tool::finish::attribution::Method;
 use rocprofiler_sys::*;
-
-/// What `configure_all` set up.
-pub struct Services {
-    /// Started and stopped with each window.
-    pub context: rocprofiler_context_id_t,
-    /// Active for the whole session; `None` when the callbacks live in
-    /// `context`.
-    pub session: Option<rocprofiler_context_id_t>,
-    pub buffer: rocprofiler_buffer_id_t,
-}
 
 /// Buffer sizing; `KINETO_ROCM_BUFFER_BYTES` overrides the size.
 pub const DEFAULT_BUFFER_BYTES: usize = 16 << 20;
 
-fn check(call: &'static str, status: rocprofiler_status_t) -> Result<(), String> {
-    if status.is_success() {
-        Ok(())
-    } else {
-        Err(format!("{call} returned rocprofiler status {}", status.0))
-    }
-}
-
-fn create_context(sdk: &Sdk) -> Result<rocprofiler_context_id_t, String> {
+fn create_context(sdk: &Sdk) -> Result<rocprofiler_context_id_t, ToolError> {
     let mut context = rocprofiler_context_id_t::default();
     // SAFETY: create_context writes one context id through a valid pointer.
     check("rocprofiler_create_context", unsafe {
@@ -49,8 +34,8 @@ fn create_context(sdk: &Sdk) -> Result<rocprofiler_context_id_t, String> {
 pub fn configure_all(
     sdk: &Sdk,
     graph_domain: bool,
-    attribution: Option<super::attribution::Method>,
-) -> Result<Services, String> {
+    attribution: Option<Method>,
+) -> Result<Services, ToolError> {
     let context = create_context(sdk)?;
     let session = attribution.map(|_| create_context(sdk)).transpose()?;
 
@@ -108,14 +93,14 @@ pub fn configure_all(
         })?;
     }
 
-    if attribution == Some(super::attribution::Method::Seed) {
+    if attribution == Some(Method::LaunchStack) {
         let kinds = [
             rocprofiler_external_correlation_id_request_kind_t::KERNEL_DISPATCH,
             rocprofiler_external_correlation_id_request_kind_t::MEMORY_COPY,
         ];
-        // SAFETY: valid context; `kinds` outlives the call; static callback.
         check(
             "rocprofiler_configure_external_correlation_id_request_service",
+            // SAFETY: valid context; `kinds` outlives the call; static callback.
             unsafe {
                 (sdk.configure_external_correlation_id_request_service)(
                     context,

@@ -3,7 +3,7 @@
 //! with attribution disabled: the tool configures no external-correlation
 //! service, so the SDK's dispatch pays nothing for it.
 //!
-//! Run: cargo bench --bench hot_path
+//! Run: cargo bench -p graph-attribution --bench hot_path
 use criterion::{black_box, criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use graph_attribution::{
     ExecHandle, ExecIdentity, LaunchCall, LaunchTracker, LaunchedExec, TrackerConfig,

@@ -1,28 +1,32 @@
-//! Graph attribution wired to the SDK.
+//! Graph attribution: the evidence kept over the session, and its use when
+//! a window is finished.
 //!
 //! For the whole session (a callback context that stays active between
-//! trace windows): the graph-building calls feed [`GraphStructure`], exec
-//! lifecycle feeds the tracker's attribution ids, code-object callbacks map
-//! host stubs to kernel ids, and [`Presence`] notes which threads are inside
-//! a packet-writing call. While a window is open, each call's device work is
-//! read from its arguments at ENTER. When a window is finished, its records
-//! are attributed from that evidence (`graph_attribution::attribute_window`)
-//! and only proven keys and links are written into its columns.
+//! trace windows; the SDK adapter reads the calls, tool/sdk/graph_calls.rs):
+//! the graph-building calls feed [`GraphStructure`], exec lifecycle feeds
+//! the tracker's attribution ids, code-object callbacks map host stubs to
+//! kernel ids, and [`Presence`] notes which threads are inside a
+//! packet-writing call. While a window is open, each call's device work is
+//! recorded from its arguments at ENTER. When a window is finished, its
+//! records are attributed from that evidence
+//! (`graph_attribution::attribute_window`) and only proven keys and links
+//! are written into its columns.
 //!
-//! `KINETO_ROCM_ATTRIBUTION_METHOD=seed` instead runs the SDK's documented
-//! recipe (a per-thread launch stack answered through the external
-//! correlation service) and emits its answers as they are: the seed PR's
-//! method, kept so its failure under shared queues can be shown.
-use super::hip_calls::{self, Captures, Role};
+//! `KINETO_ROCM_ATTRIBUTION_METHOD=launch-stack` instead runs the SDK's
+//! documented recipe (a per-thread launch stack answered through the
+//! external correlation service) and emits its answers as they are: the
+//! first round's method, kept so its failure under shared queues can be
+//! shown.
+use super::captures::Captures;
 use super::presence::Presence;
+use super::roles;
 use activity_store::{CopyDirection, FinalisedWindow};
 use dashmap::DashMap;
 use graph_attribution::{
     attribute_window, BlitKind, Call, CallWork, Direction, ExecHandle, ExecIdentity, GraphKey,
-    GraphStructure, KernelShape, KeyVerdict, LaunchCall, LaunchTracker, LaunchedExec, LinkVerdict,
-    Observation, Observed, SessionMemory, TrackerConfig, WindowEvidence,
+    GraphStructure, KernelShape, KeyVerdict, LaunchCall, LaunchTracker, LinkVerdict, Observation,
+    Observed, SessionMemory, TrackerConfig, WindowEvidence,
 };
-use rocprofiler_sys::*;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, RwLock};
@@ -33,23 +37,35 @@ pub enum Method {
     /// From evidence: graph structure, call times, queue order.
     Evidence,
     /// The SDK's recipe: the processing thread's launch stack, unchecked.
-    Seed,
+    LaunchStack,
 }
 
 impl Method {
-    /// `KINETO_ROCM_ATTRIBUTION_METHOD`: `evidence` (default) or `seed`.
+    /// `KINETO_ROCM_ATTRIBUTION_METHOD`: `evidence` (default) or `launch-stack`.
     pub fn from_env() -> Method {
         match std::env::var("KINETO_ROCM_ATTRIBUTION_METHOD").as_deref() {
-            Ok("seed") => Method::Seed,
+            Ok("launch-stack") => Method::LaunchStack,
             Ok("evidence") | Err(_) => Method::Evidence,
             Ok(other) => {
                 log::warn!(
-                    "kineto-rocm: KINETO_ROCM_ATTRIBUTION_METHOD={other:?} is not `evidence` or `seed`; using evidence"
+                    "kineto-rocm: KINETO_ROCM_ATTRIBUTION_METHOD={other:?} is not `evidence` or `launch-stack`; using evidence"
                 );
                 Method::Evidence
             }
         }
     }
+}
+
+/// Whether graph attribution is on: reads
+/// KINETO_ROCM_DISABLE_GRAPH_ATTRIBUTION, warning about a value it does not
+/// understand.
+pub fn enabled_from_env() -> bool {
+    let value = std::env::var("KINETO_ROCM_DISABLE_GRAPH_ATTRIBUTION").ok();
+    let (enabled, warning) = graph_attribution::graph_attribution_enabled(value.as_deref());
+    if let Some(warning) = warning {
+        log::warn!("kineto-rocm: {warning}");
+    }
+    enabled
 }
 
 /// What a trace window needs from the session around it.
@@ -113,17 +129,10 @@ impl Attribution {
         }
     }
 
-    pub fn method(&self) -> Method {
-        self.method
-    }
-
+    /// Exec lifecycle and, for the launch-stack method, the launch stack.
     #[inline]
     pub fn tracker(&self) -> &LaunchTracker {
         &self.tracker
-    }
-
-    fn by_runtime_api(&self) -> bool {
-        self.tracker.identity() == ExecIdentity::RuntimeApi
     }
 
     pub fn on_host_kernel(&self, host_function: u64, kernel_id: u64) {
@@ -150,149 +159,64 @@ impl Attribution {
         self.last_correlation_id.load(Ordering::Relaxed)
     }
 
-    /// A HIP runtime call's ENTER or EXIT, on its thread, at `now_ns`;
-    /// `collecting` says whether a window is open.
-    pub fn on_hip_api(
-        &self,
-        operation: i32,
-        phase: rocprofiler_callback_phase_t,
-        call: LaunchCall,
-        data: &rocprofiler_callback_tracing_hip_api_data_t,
-        now_ns: u64,
-        collecting: bool,
-    ) {
-        let role = hip_calls::role(operation);
-        let enter = phase == rocprofiler_callback_phase_t::ENTER;
-        let exit = phase == rocprofiler_callback_phase_t::EXIT;
-        if enter {
-            self.last_correlation_id
-                .fetch_max(call.correlation_id, Ordering::Relaxed);
-        }
-        if role.writes_packets() {
-            if enter {
-                self.presence.entered(call.thread_id, now_ns);
-            } else if exit {
-                self.presence.exited(call.thread_id, now_ns);
-            }
-        }
-        if enter && collecting && self.method == Method::Evidence {
-            // SAFETY: `data.args` is the payload of `operation`.
-            let work = unsafe {
-                hip_calls::work_at_enter(
-                    role,
-                    &data.args,
-                    |stream| self.captures.capturing(stream),
-                    |exec| CallWork::Graph {
-                        graph_id: self.tracker.attribution_of(exec),
-                        exec: self.structure.exec_contents(exec),
-                    },
-                )
-            };
-            if !matches!(work, CallWork::NoDevice) {
-                self.works.insert(call.correlation_id, work);
-            }
-        }
-        // SAFETY: the retval member is plain data.
-        let succeeded = exit && unsafe { data.retval.hipError_t_retval } == HIP_SUCCESS;
-        if succeeded {
-            if let Role::Build(build) = role {
-                // SAFETY: `data.args` is the payload of a successful call of
-                // `build`'s operation, at EXIT.
-                unsafe { hip_calls::follow(build, &data.args, &self.structure, &self.captures) };
-            }
-        }
-        self.track_exec_ids(operation, role, phase, call, data, succeeded);
-    }
-
-    /// Exec lifecycle and, for the seed method, launches (SDK < 1.3 sees them
-    /// only through the runtime API; updates are seen only there on every
-    /// version).
-    fn track_exec_ids(
-        &self,
-        operation: i32,
-        role: Role,
-        phase: rocprofiler_callback_phase_t,
-        call: LaunchCall,
-        data: &rocprofiler_callback_tracing_hip_api_data_t,
-        succeeded: bool,
-    ) {
-        use hip_calls::Build;
-        use hip_runtime_api_id as op;
-        match role {
-            Role::Build(Build::ExecUpdate) if succeeded => {
-                // SAFETY: hipGraphExecUpdate's arguments.
-                let handle = unsafe { data.args.hipGraphExecUpdate.hGraphExec } as u64;
-                self.tracker.exec_updated(ExecHandle(handle));
-            }
-            _ if !self.by_runtime_api() => {}
-            Role::Build(Build::Instantiate) if succeeded => {
-                // SAFETY: every instantiate starts with `hipGraphExec_t* pGraphExec`,
-                // written at EXIT of a successful call.
-                let out = unsafe { data.args.hipGraphInstantiate.pGraphExec };
-                if !out.is_null() {
-                    // SAFETY: the application's output slot, valid during the callback.
-                    let handle = unsafe { std::ptr::read(out) } as u64;
-                    self.tracker.exec_created(LaunchedExec::Runtime {
-                        handle: ExecHandle(handle),
-                    });
-                }
-            }
-            Role::Build(Build::ExecDestroy) if succeeded => {
-                // SAFETY: hipGraphExecDestroy's arguments.
-                let handle = unsafe { data.args.hipGraphExecDestroy.graphExec } as u64;
-                self.tracker.exec_destroyed(ExecHandle(handle));
-            }
-            Role::GraphLaunch if self.method == Method::Seed => {
-                debug_assert!(matches!(
-                    operation,
-                    op::hipGraphLaunch | op::hipGraphLaunch_spt
-                ));
-                // SAFETY: both launches take (graphExec, stream).
-                let handle = ExecHandle(unsafe { data.args.hipGraphLaunch.graphExec } as u64);
-                let exec = LaunchedExec::Runtime { handle };
-                match phase {
-                    rocprofiler_callback_phase_t::ENTER => {
-                        self.tracker.enter_launch(exec, call);
-                    }
-                    rocprofiler_callback_phase_t::EXIT => self.tracker.exit_launch(exec),
-                    _ => {}
-                }
-            }
-            _ => {}
+    /// A HIP runtime call entered, on its thread, at `now_ns`.
+    /// `writes_packets`: the call may write packets to a hardware queue.
+    pub fn call_entered(&self, call: LaunchCall, writes_packets: bool, now_ns: u64) {
+        self.last_correlation_id
+            .fetch_max(call.correlation_id, Ordering::Relaxed);
+        if writes_packets {
+            self.presence.entered(call.thread_id, now_ns);
         }
     }
 
-    /// SDK 1.3+ HIP_GRAPH callbacks.
-    pub fn on_graph_domain(
-        &self,
-        operation: rocprofiler_hip_graph_operation_t,
-        phase: rocprofiler_callback_phase_t,
-        call: LaunchCall,
-        graph_exec_id: u64,
-        handle: u64,
-    ) {
-        let exec = LaunchedExec::Sdk {
-            graph_exec_id,
-            handle: ExecHandle(handle),
-        };
-        match operation {
-            rocprofiler_hip_graph_operation_t::EXEC_CREATE => {
-                self.tracker.exec_created(exec);
-            }
-            rocprofiler_hip_graph_operation_t::EXEC_DESTROY => {
-                self.tracker.exec_destroyed(ExecHandle(handle))
-            }
-            rocprofiler_hip_graph_operation_t::EXEC_LAUNCH if self.method == Method::Seed => {
-                match phase {
-                    rocprofiler_callback_phase_t::ENTER => {
-                        self.tracker.enter_launch(exec, call);
-                    }
-                    rocprofiler_callback_phase_t::EXIT => self.tracker.exit_launch(exec),
-                    _ => {}
-                }
-            }
-            _ => {}
+    /// That call exited at `now_ns`.
+    pub fn call_exited(&self, call: LaunchCall, writes_packets: bool, now_ns: u64) {
+        if writes_packets {
+            self.presence.exited(call.thread_id, now_ns);
         }
+    }
+
+    /// Whether each call's device work is read from its arguments at ENTER
+    /// (the evidence method), to be handed to `record_work`.
+    pub fn reads_call_work(&self) -> bool {
+        self.method == Method::Evidence
+    }
+
+    /// The device work of a call issued inside a window.
+    pub fn record_work(&self, correlation_id: u64, work: CallWork) {
+        if !matches!(work, CallWork::NoDevice) {
+            self.works.insert(correlation_id, work);
+        }
+    }
+
+    /// What launching `exec` runs, as far as its graph was followed.
+    pub fn graph_launch_work(&self, exec: ExecHandle) -> CallWork {
+        CallWork::Graph {
+            graph_id: self.tracker.attribution_of(exec),
+            exec: self.structure.exec_contents(exec),
+        }
+    }
+
+    /// Graphs as the graph-building calls built them.
+    pub fn structure(&self) -> &GraphStructure {
+        &self.structure
+    }
+
+    /// Streams being captured into graphs.
+    pub fn captures(&self) -> &Captures {
+        &self.captures
+    }
+
+    /// Whether exec lifecycle is seen through the HIP runtime API (SDK <
+    /// 1.3) rather than the SDK's HIP_GRAPH domain.
+    pub fn by_runtime_api(&self) -> bool {
+        self.tracker.identity() == ExecIdentity::RuntimeApi
+    }
+
+    /// Whether graph launches are pushed on the tracker's launch stack (the
+    /// launch-stack method).
+    pub fn tracks_launches(&self) -> bool {
+        self.method == Method::LaunchStack
     }
 
     /// Attributes a finished window in place; returns its summary lines.
@@ -327,13 +251,13 @@ impl Attribution {
             Method::Evidence => {
                 self.by_evidence(window, span, (complete, calls_complete), works, &open_edge)
             }
-            Method::Seed => (self.by_seed(window), false),
+            Method::LaunchStack => (self.by_launch_stack(window), false),
         };
         lock(&self.memory).forget(&self.tracker.take_retired_attributions());
         out
     }
 
-    fn by_seed(&self, window: &mut FinalisedWindow) -> Vec<String> {
+    fn by_launch_stack(&self, window: &mut FinalisedWindow) -> Vec<String> {
         let mut carried = 0u64;
         let kernel_slots: Vec<u64> = window.kernels.external_slot().to_vec();
         let copy_slots: Vec<u64> = window.copies.external_slot().to_vec();
@@ -351,8 +275,8 @@ impl Attribution {
         }
         let launches = self.tracker.drain_launches();
         vec![
-            format!("graph attribution (seed method, unverified): {carried} records carry the tracker's answer"),
-            format!("seed_launches={}", launches.len()),
+            format!("graph attribution (launch-stack method, unverified): {carried} records carry the tracker's answer"),
+            format!("launch_stack_launches={}", launches.len()),
         ]
     }
 
@@ -416,7 +340,7 @@ impl Attribution {
                 stream: row.stream,
                 work: works
                     .remove(&row.correlation_id)
-                    .unwrap_or_else(|| hip_calls::work_of_role(hip_calls::role(row.operation))),
+                    .unwrap_or_else(|| roles::work_of_role(roles::role(row.operation))),
             })
             .collect();
         let evidence = WindowEvidence {
@@ -433,7 +357,7 @@ impl Attribution {
 
         // Each call's CPU side, for records linked to another call than the
         // one that processed them.
-        let links: HashMap<u64, (Option<u64>, Option<u64>, Option<u64>)> = window
+        let links: HashMap<u64, CpuSide> = window
             .api_calls
             .rows()
             .map(|c| {
@@ -477,6 +401,10 @@ impl Attribution {
     }
 }
 
+/// A call's CPU side a linked record takes: (default External id, user
+/// External id, stream).
+type CpuSide = (Option<u64>, Option<u64>, Option<u64>);
+
 fn direction(d: CopyDirection) -> Option<Direction> {
     Some(match d {
         CopyDirection::HostToHost => Direction::HostToHost,
@@ -501,7 +429,7 @@ fn fill_keys(columns: activity_store::GraphColumnsMut<'_>, keys: &[KeyVerdict]) 
 fn fill_links(
     columns: activity_store::LinkageColumnsMut<'_>,
     links: &[LinkVerdict],
-    calls: &HashMap<u64, (Option<u64>, Option<u64>, Option<u64>)>,
+    calls: &HashMap<u64, CpuSide>,
 ) {
     for (i, link) in links.iter().enumerate() {
         let linked = link.correlation_id();

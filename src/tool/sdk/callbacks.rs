@@ -1,8 +1,9 @@
 //! Synchronous SDK callbacks and the buffer callback. Each catches panics: no
 //! unwind reaches the SDK.
-use super::collector::Batch;
-use super::decode;
-use super::state;
+use super::decode::{self, Decoded};
+use super::graph_calls;
+use super::tool::{self, Tool};
+use crate::tool::session::collector::Batch;
 use graph_attribution::LaunchCall;
 use rocprofiler_sys::*;
 use std::cell::{Cell, RefCell};
@@ -15,7 +16,7 @@ pub unsafe extern "C" fn on_callback(
     _data: *mut c_void,
 ) {
     let outcome = catch_unwind(AssertUnwindSafe(|| {
-        let Some(tool) = state::tool() else { return };
+        let Some(tool) = tool::get() else { return };
         match record.kind {
             rocprofiler_callback_tracing_kind_t::HIP_RUNTIME_API => on_hip_api(tool, &record),
             rocprofiler_callback_tracing_kind_t::HIP_GRAPH => on_hip_graph(tool, &record),
@@ -42,35 +43,54 @@ unsafe fn payload<T: Copy>(record: &rocprofiler_callback_tracing_record_t) -> Op
     (!ptr.is_null()).then(|| unsafe { std::ptr::read_unaligned(ptr) })
 }
 
-fn on_hip_api(tool: &state::Tool, record: &rocprofiler_callback_tracing_record_t) {
+/// A HIP runtime call's ENTER or EXIT (these callbacks run for the whole
+/// session when attribution is on, only inside windows otherwise).
+fn on_hip_api(tool: &Tool, record: &rocprofiler_callback_tracing_record_t) {
     let correlation_id = record.correlation_id.internal;
     // Joined once per call: at ENTER when SET wraps the call, at EXIT when
     // it fired inside it.
     if let Some(stream) = CURRENT_STREAM.take() {
         tool.collector.on_stream_of(correlation_id, stream);
     }
+    let now_ns = tool.now();
+    let collecting = tool.collector.collecting();
+    if collecting && record.phase == rocprofiler_callback_phase_t::ENTER {
+        tool.collector.on_call_issued(correlation_id, now_ns);
+    }
+    let Some(attribution) = tool.collector.attribution() else {
+        return;
+    };
     // SAFETY: HIP_RUNTIME_API callbacks carry a hip_api_data payload.
-    let data = unsafe { payload::<rocprofiler_callback_tracing_hip_api_data_t>(record) };
+    let Some(data) = (unsafe { payload::<rocprofiler_callback_tracing_hip_api_data_t>(record) })
+    else {
+        return;
+    };
     let call = LaunchCall {
         correlation_id,
         thread_id: record.thread_id,
     };
-    tool.collector.on_hip_api(
+    graph_calls::on_hip_api(
+        attribution,
         record.operation,
         record.phase,
         call,
-        data.as_ref(),
-        tool.now(),
+        &data,
+        now_ns,
+        collecting,
     );
 }
 
-fn on_hip_graph(tool: &state::Tool, record: &rocprofiler_callback_tracing_record_t) {
+fn on_hip_graph(tool: &Tool, record: &rocprofiler_callback_tracing_record_t) {
+    let Some(attribution) = tool.collector.attribution() else {
+        return;
+    };
     // SAFETY: HIP_GRAPH callbacks carry a hip_graph_data payload.
     let Some(data) = (unsafe { payload::<rocprofiler_callback_tracing_hip_graph_data_t>(record) })
     else {
         return;
     };
-    tool.collector.on_graph_domain(
+    graph_calls::on_graph_domain(
+        attribution,
         rocprofiler_hip_graph_operation_t(record.operation as u32),
         record.phase,
         LaunchCall {
@@ -90,7 +110,7 @@ thread_local! {
     static CURRENT_STREAM: Cell<Option<u64>> = const { Cell::new(None) };
 }
 
-fn on_hip_stream(tool: &state::Tool, record: &rocprofiler_callback_tracing_record_t) {
+fn on_hip_stream(tool: &Tool, record: &rocprofiler_callback_tracing_record_t) {
     if record.operation as u32 != rocprofiler_hip_stream_operation_t::SET.0 {
         return;
     }
@@ -110,7 +130,7 @@ fn on_hip_stream(tool: &state::Tool, record: &rocprofiler_callback_tracing_recor
     }
 }
 
-fn on_code_object(tool: &state::Tool, record: &rocprofiler_callback_tracing_record_t) {
+fn on_code_object(tool: &Tool, record: &rocprofiler_callback_tracing_record_t) {
     if record.phase != rocprofiler_callback_phase_t::ENTER {
         return;
     }
@@ -122,8 +142,9 @@ fn on_code_object(tool: &state::Tool, record: &rocprofiler_callback_tracing_reco
                 record,
             )
         } {
-            tool.collector
-                .on_host_kernel(symbol.host_function.value(), symbol.kernel_id);
+            if let Some(attribution) = tool.collector.attribution() {
+                attribution.on_host_kernel(symbol.host_function.value(), symbol.kernel_id);
+            }
         }
         return;
     }
@@ -158,7 +179,7 @@ pub unsafe extern "C" fn on_buffer(
     drop_count: u64,
 ) {
     let outcome = catch_unwind(AssertUnwindSafe(|| {
-        let Some(tool) = state::tool() else { return };
+        let Some(tool) = tool::get() else { return };
         if drop_count > 0 {
             tool.collector.on_sdk_dropped(drop_count);
         }
@@ -189,7 +210,7 @@ pub unsafe extern "C" fn on_buffer(
                     )
                 };
                 match decode::decode(header.category, header.kind, bytes) {
-                    Ok(record) => batch.add(record),
+                    Ok(record) => add(batch, record),
                     Err(defect) => {
                         tool.malformed.note(defect);
                         tool.collector.count_malformed();
@@ -203,5 +224,15 @@ pub unsafe extern "C" fn on_buffer(
         log::error!(
             "kineto-rocm: panic while reading an SDK buffer; the rest of that batch was skipped"
         );
+    }
+}
+
+fn add(batch: &mut Batch, record: Decoded) {
+    match record {
+        Decoded::Kernel(k) => batch.kernels.push(k),
+        Decoded::Copy(c) => batch.copies.push(c),
+        Decoded::Api(a) => batch.api_calls.push(a),
+        Decoded::GraphLaunch(g) => batch.graph_launches.push(g),
+        Decoded::Retired { correlation_id } => batch.retired.push(correlation_id),
     }
 }

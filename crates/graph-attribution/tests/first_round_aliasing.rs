@@ -1,11 +1,11 @@
-//! The seed's exec-lifecycle cases, replayed through the tracker exactly as
+//! The first round's exec-lifecycle cases, replayed through the tracker exactly as
 //! the SDK 1.0 path drives it (instantiate, launch, update, destroy by
 //! handle), counting keys from the raw external slots the tracker answered,
 //! before any verification. With the handling, no key covers two kernels;
-//! with it left out (the seed's first version) the seed's 4 aliased keys
+//! with it left out (the first round's first version) its 4 aliased keys
 //! come back: the counting can fail.
 use graph_attribution::{
-    ExecHandle, ExecIdentity, GraphKey, LaunchCall, LaunchTracker, LaunchedExec, SeedNaive,
+    ExecHandle, ExecIdentity, GraphKey, LaunchCall, LaunchTracker, LaunchedExec, NaiveLaunchStack,
     TrackerConfig,
 };
 use std::collections::{HashMap, HashSet};
@@ -68,8 +68,8 @@ const THIRD: [&str; 4] = ["c0", "c1", "c2", "c3"];
 
 /// 4-node chain x150, hipGraphExecUpdate to four other kernels, x150; then
 /// destroy and instantiate a third graph at the same address, x150.
-fn seed_cases(naive: SeedNaive) -> ((usize, usize, usize), (usize, usize, usize)) {
-    let tracker = LaunchTracker::seed_naive(TrackerConfig::new(ExecIdentity::RuntimeApi), naive);
+fn first_round_cases(naive: NaiveLaunchStack) -> ((usize, usize, usize), (usize, usize, usize)) {
+    let tracker = LaunchTracker::naive(TrackerConfig::new(ExecIdentity::RuntimeApi), naive);
     let mut replay = Replay {
         tracker: &tracker,
         correlation: 0,
@@ -89,34 +89,34 @@ fn seed_cases(naive: SeedNaive) -> ((usize, usize, usize), (usize, usize, usize)
 
 #[test]
 fn with_the_handling_no_key_aliases() {
-    let (update, reuse) = seed_cases(SeedNaive::default());
+    let (update, reuse) = first_round_cases(NaiveLaunchStack::default());
     assert_eq!(update, (2, 8, 0), "exec update: graph ids, keys, aliased");
     assert_eq!(reuse, (3, 12, 0), "address reuse: graph ids, keys, aliased");
 }
 
 #[test]
 fn without_update_handling_every_ordinal_covers_two_kernels() {
-    let (update, _) = seed_cases(SeedNaive {
+    let (update, _) = first_round_cases(NaiveLaunchStack {
         ignore_updates: true,
-        ..SeedNaive::default()
+        ..NaiveLaunchStack::default()
     });
     assert_eq!(
         update,
         (1, 4, 4),
-        "the seed's table: 1 graph id, 4 keys, 4 aliased"
+        "the first round's table: 1 graph id, 4 keys, 4 aliased"
     );
 }
 
 #[test]
 fn without_forgetting_a_reused_address_inherits_the_updated_id() {
-    let (update, reuse) = seed_cases(SeedNaive {
+    let (update, reuse) = first_round_cases(NaiveLaunchStack {
         ignore_create_and_destroy: true,
-        ..SeedNaive::default()
+        ..NaiveLaunchStack::default()
     });
     assert_eq!(update, (2, 8, 0));
     assert_eq!(
         reuse,
         (2, 8, 4),
-        "the seed's table: 2 graph ids, 8 keys, 4 aliased"
+        "the first round's table: 2 graph ids, 8 keys, 4 aliased"
     );
 }

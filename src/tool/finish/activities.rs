@@ -1,0 +1,156 @@
+//! A finalised window becomes a [`FinishedWindow`]: attributed (when graph
+//! attribution is on), each record given its device, kernel name and links,
+//! and a summary of what the window holds and what it may lack.
+use super::attribution::{Attribution, WindowSpan};
+use super::devices::Devices;
+use crate::window::{
+    CopyActivity, DeviceLane, FinishedWindow, GraphNode, KernelActivity, RuntimeActivity,
+};
+use activity_store::{CopyDirection, FinalisedWindow};
+use rocprofiler_sys::hip_runtime_api_id;
+use std::collections::HashMap;
+
+/// What finishing a window reads from the session around it.
+pub struct Context<'a> {
+    /// `None`: graph attribution is off.
+    pub attribution: Option<&'a Attribution>,
+    /// Kernel id -> name, from the code-object callbacks.
+    pub kernel_names: &'a HashMap<u64, String>,
+    pub devices: &'a Devices,
+    /// Records the SDK dropped this session (its buffer was full).
+    pub sdk_dropped: u64,
+    /// Add to an SDK timestamp to get system_clock nanoseconds.
+    pub system_clock_offset_ns: i64,
+}
+
+pub fn finish(mut window: FinalisedWindow, span: &WindowSpan, cx: &Context) -> FinishedWindow {
+    let devices = cx.devices;
+    let mut summary = Vec::new();
+    let mut may_miss_records = false;
+    if let Some(attribution) = cx.attribution {
+        let drops = window.stats.session_drops;
+        // Every record of the window's calls is here: its correlation ids
+        // all retired and nothing was dropped.
+        let calls_complete = window.stats.over_limit == 0
+            && drops.over_limit == 0
+            && drops.malformed == 0
+            && cx.sdk_dropped == 0;
+        let complete =
+            calls_complete && window.completeness.is_complete() && drops.after_finalise == 0;
+        let (lines, overflowed) =
+            attribution.attribute(&mut window, span, complete, calls_complete);
+        summary.extend(lines);
+        may_miss_records = overflowed;
+    } else {
+        summary.push("graph_attribution=disabled".to_string());
+    }
+    let mut name_index: HashMap<u64, u32> = HashMap::new();
+    let mut kernel_names: Vec<String> = Vec::new();
+    let k = &window.kernels;
+    let mut kernels = Vec::with_capacity(k.len());
+    for row in k.rows() {
+        let index = *name_index.entry(row.kernel_id).or_insert_with(|| {
+            kernel_names.push(
+                cx.kernel_names
+                    .get(&row.kernel_id)
+                    .cloned()
+                    .unwrap_or_else(|| format!("kernel_{}", row.kernel_id)),
+            );
+            (kernel_names.len() - 1) as u32
+        });
+        kernels.push(KernelActivity {
+            name_index: index,
+            device: devices.index_of(row.agent.0),
+            stream: row.stream,
+            queue: row.queue,
+            correlation: row.launch_correlation_id,
+            dispatch_id: row.dispatch_id,
+            start_ns: row.start_ns,
+            end_ns: row.end_ns,
+            grid: row.grid,
+            block: row.workgroup,
+            lds_bytes: row.lds_bytes,
+            scratch_bytes: row.scratch_bytes,
+            external_id: row.external_id_default,
+            user_external_id: row.external_id_user,
+            graph: graph_node(row.graph_id, row.graph_node_id),
+        });
+    }
+    let copies = window
+        .copies
+        .rows()
+        .map(|row| {
+            let device_agent = if row.direction == CopyDirection::DeviceToHost {
+                row.src_agent
+            } else {
+                row.dst_agent
+            };
+            CopyActivity {
+                direction: row.direction,
+                device: devices.index_of(device_agent.0),
+                stream: row.stream,
+                correlation: row.launch_correlation_id,
+                bytes: row.bytes,
+                src_device: device_or_host(devices, row.src_agent.0),
+                dst_device: device_or_host(devices, row.dst_agent.0),
+                start_ns: row.start_ns,
+                end_ns: row.end_ns,
+                external_id: row.external_id_default,
+                graph: graph_node(row.graph_id, row.graph_node_id),
+            }
+        })
+        .collect();
+    let runtime = window
+        .api_calls
+        .rows()
+        .map(|row| RuntimeActivity {
+            name: hip_runtime_api_id::name(row.operation).unwrap_or("hipApi"),
+            cid: row.operation as u32,
+            thread_id: row.thread_id,
+            correlation: row.correlation_id,
+            start_ns: row.start_ns,
+            end_ns: row.end_ns,
+            external_id: row.external_id_default,
+        })
+        .collect();
+    summary.push(
+        match (window.completeness.is_complete(), may_miss_records) {
+            (true, true) => "completeness=incomplete (a hardware queue may have overflowed: \
+                             records ROCr processed later on its async thread may be missing)"
+                .to_string(),
+            _ => format!("completeness={}", window.completeness),
+        },
+    );
+    summary.push(format!("window_records={}", window.stats.records()));
+    summary.push(format!("dropped={}", window.stats.session_drops));
+    summary.push(format!("sdk_dropped={}", cx.sdk_dropped));
+    FinishedWindow {
+        kernel_names,
+        kernels,
+        copies,
+        runtime,
+        devices: devices
+            .lanes()
+            .into_iter()
+            .map(|(device, name)| DeviceLane { device, name })
+            .collect(),
+        system_clock_offset_ns: cx.system_clock_offset_ns,
+        summary,
+    }
+}
+
+/// Both halves of a key, or none: a record is never shown half-attributed.
+fn graph_node(graph_id: Option<u64>, graph_node_id: Option<u64>) -> Option<GraphNode> {
+    Some(GraphNode {
+        graph_id: graph_id?,
+        graph_node_id: graph_node_id?,
+    })
+}
+
+fn device_or_host(devices: &Devices, agent: u64) -> i64 {
+    if devices.knows(agent) {
+        devices.index_of(agent) as i64
+    } else {
+        -1
+    }
+}

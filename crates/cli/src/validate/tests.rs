@@ -236,6 +236,10 @@ fn a_faithful_trace_is_clean_and_counted() {
     assert_eq!(v.matched_events, 7);
     assert_eq!((v.kernel_events, v.copy_events), (5, 2));
     assert_eq!(v.carrying_both_fields, 6);
+    assert_eq!(
+        v.carrying_out_of_creation_order, 4,
+        "nodes 0 and 1 of both launches"
+    );
     assert_eq!(v.eager_events, 1);
     assert_eq!(v.withheld_records, 0);
     assert_eq!(v.distinct_graph_ids, 1);

@@ -353,6 +353,8 @@ Trace traceWorkloads(const std::string& testName, const TraceOptions& opt) {
     throw std::runtime_error("stopTrace returned null");
   }
   trace->save(t.path);
+  // The truth beside it, for scripts/torch_profiler_check.py --check-trace.
+  std::ofstream(t.path.substr(0, t.path.size() - 5) + ".truth.json") << groundTruth().dump();
   t.text = slurp(t.path);
   t.doc = json::parse(t.text, nullptr, /*allow_exceptions=*/false);
   if (t.doc.is_object() && t.doc.contains("baseTimeNanoseconds")) {

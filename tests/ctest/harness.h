@@ -100,7 +100,8 @@ struct Trace {
 };
 
 // prepareTrace/startTrace, the workloads, CPU ops handed over like PyTorch
-// does (transferCpuTrace), stopTrace, save(path), read back.
+// does (transferCpuTrace), stopTrace, save(path), read back. The ground truth
+// so far is written beside it (<testName>.truth.json).
 Trace traceWorkloads(const std::string& testName, const TraceOptions& opt);
 
 // Captures everything written to fd 2 while `f` runs.

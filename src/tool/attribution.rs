@@ -433,7 +433,7 @@ impl Attribution {
 
         // Each call's CPU side, for records linked to another call than the
         // one that processed them.
-        let links: HashMap<u64, (Option<u64>, Option<u64>, Option<u64>)> = window
+        let links: HashMap<u64, CpuSide> = window
             .api_calls
             .rows()
             .map(|c| {
@@ -477,6 +477,10 @@ impl Attribution {
     }
 }
 
+/// A call's CPU side a linked record takes: (default External id, user
+/// External id, stream).
+type CpuSide = (Option<u64>, Option<u64>, Option<u64>);
+
 fn direction(d: CopyDirection) -> Option<Direction> {
     Some(match d {
         CopyDirection::HostToHost => Direction::HostToHost,
@@ -501,7 +505,7 @@ fn fill_keys(columns: activity_store::GraphColumnsMut<'_>, keys: &[KeyVerdict]) 
 fn fill_links(
     columns: activity_store::LinkageColumnsMut<'_>,
     links: &[LinkVerdict],
-    calls: &HashMap<u64, (Option<u64>, Option<u64>, Option<u64>)>,
+    calls: &HashMap<u64, CpuSide>,
 ) {
     for (i, link) in links.iter().enumerate() {
         let linked = link.correlation_id();

@@ -106,6 +106,10 @@ fn resolve_exec(contents: &ExecContents, kernels: &dyn KernelLookup) -> Option<R
     })
 }
 
+/// One producing entry before indexing: its call's span (start, end) and
+/// (call index, output index).
+type SpannedEntry = (u64, u64, (u32, u32));
+
 /// Everything that produces records matching one key.
 #[derive(Debug, Default)]
 pub(crate) struct Producers {
@@ -225,7 +229,7 @@ impl<'a> CallIndex<'a> {
                 )
                 .collect(),
         );
-        let mut by_key: HashMap<MatchKey, Vec<(u64, u64, (u32, u32))>> = HashMap::new();
+        let mut by_key: HashMap<MatchKey, Vec<SpannedEntry>> = HashMap::new();
         for (call, produced) in outputs.iter().enumerate() {
             for (k, p) in produced.iter().enumerate() {
                 for key in p.output.keys() {

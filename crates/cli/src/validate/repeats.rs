@@ -41,12 +41,12 @@ pub fn repeated_nodes(graphs: &[Graph], runs: &[RunTruth]) -> HashSet<(String, u
         let reaches = reachability(graph);
         let n = graph.nodes.len();
         for a in 0..n {
-            for b in a + 1..n {
+            for (b, reaches_b) in reaches.iter().enumerate().skip(a + 1) {
                 let key = |i: usize| (graph.name.clone(), i as u32);
                 let (Some(wa), Some(wb)) = (work.get(&key(a)), work.get(&key(b))) else {
                     continue;
                 };
-                if !reaches[b].contains(&a) && wa.intersection(wb).next().is_some() {
+                if !reaches_b.contains(&a) && wa.intersection(wb).next().is_some() {
                     repeated.insert(key(a));
                     repeated.insert(key(b));
                 }

@@ -130,6 +130,10 @@ pub(crate) fn apply(
     }
 }
 
+/// The (call, node) a record came from; `None` for the node when the call's
+/// nodes are not one chain.
+type Assignment = Vec<(u32, Option<NodeId>)>;
+
 /// The (call, node) each record of `key` came from, in `records`' order
 /// after sorting them by dispatch id; `None` when the rule does not apply.
 fn assign(
@@ -137,7 +141,7 @@ fn assign(
     key: MatchKey,
     observations: &[Observation],
     records: &mut [usize],
-) -> Option<(Vec<(u32, Option<NodeId>)>, LinkProof)> {
+) -> Option<(Assignment, LinkProof)> {
     let producers = index.producers.get(&key)?;
     // Every producing entry, grouped by call. A copy that may have run as a
     // blit or on the copy engine produced a blit here only if no engine copy

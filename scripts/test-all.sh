@@ -104,7 +104,7 @@ for line in open(sys.argv[1]):
                 passed += int(m.group(1))
                 failed += int(m.group(2))
                 skipped += int(m.group(3))
-            m = re.match(r"test (\S+) \.\.\. ignored(?:, (.*))?$", l.rstrip())
+            m = re.match(r"test (\S+) \.\.\. ignored(?:, (?:skipped: )?(.*))?$", l.rstrip())
             if m:
                 notes.append(f"  {name}: {binary} {m.group(1)}: skipped"
                              + (f": {m.group(2)}" if m.group(2) else ""))

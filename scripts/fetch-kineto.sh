@@ -12,6 +12,10 @@
 #                                        libcudart.so.13 libcupti.so.13
 #   $CACHE/kineto-sdk/VERSIONS           what was extracted from where
 #
+# Every wheel, downloaded or cached, is checked against the sha256 PyPI
+# publishes for it (pinned below, from https://pypi.org/simple/<name>/);
+# a mismatch stops with the file, the expected and the actual hash.
+#
 # libtorch_cpu.so carries RPATH $ORIGIN, so keeping every library in one
 # directory makes it load without LD_LIBRARY_PATH. No GPU is needed: the CUDA
 # libraries are only load-time dependencies.
@@ -30,22 +34,50 @@ CUDART_VERSION=13.0.96
 CUPTI_PKG=nvidia-cuda-cupti
 CUPTI_VERSION=13.0.85
 
+# PyPI's sha256 of each wheel this script may fetch (the torch wheel depends
+# on KINETO_TORCH_PYVER).
+declare -A SHA256=(
+  [torch-2.11.0-cp310-cp310-manylinux_2_28_x86_64.whl]=1b32ceda909818a03b112006709b02be1877240c31750a8d9c6b7bf5f2d8a6e5
+  [torch-2.11.0-cp311-cp311-manylinux_2_28_x86_64.whl]=7aa2f9bbc6d4595ba72138026b2074be1233186150e9292865e04b7a63b8c67a
+  [torch-2.11.0-cp312-cp312-manylinux_2_28_x86_64.whl]=0f68f4ac6d95d12e896c3b7a912b5871619542ec54d3649cf48cc1edd4dd2756
+  [torch-2.11.0-cp313-cp313-manylinux_2_28_x86_64.whl]=cc89b9b173d9adfab59fd227f0ab5e5516d9a52b658ae41d64e59d2e55a418db
+  [torch-2.11.0-cp314-cp314-manylinux_2_28_x86_64.whl]=4dc8b3809469b6c30b411bb8c4cad3828efd26236153d9beb6a3ec500f211a60
+  [nvidia_cuda_runtime-13.0.96-py3-none-manylinux2014_x86_64.manylinux_2_17_x86_64.whl]=7f82250d7782aa23b6cfe765ecc7db554bd3c2870c43f3d1821f1d18aebf0548
+  [nvidia_cuda_cupti-13.0.85-py3-none-manylinux_2_25_x86_64.whl]=4eb01c08e859bf924d222250d2e8f8b8ff6d3db4721288cf35d14252a4d933c8
+)
+
 CACHE="${KINETO_ROCM_CACHE:-$HOME/.cache/kineto-rocm}"
 PYVER="${KINETO_TORCH_PYVER:-3.11}"
 PYTHON="${PYTHON:-python3}"
 WHEELS="$CACHE/wheels"
 SDK="$CACHE/kineto-sdk"
-STAMP="torch=$TORCH_VERSION $CUDART_PKG=$CUDART_VERSION $CUPTI_PKG=$CUPTI_VERSION layout=1"
 MARKER="$SDK/.complete"
 
 log() { printf 'fetch-kineto: %s\n' "$*" >&2; }
 die() { printf 'fetch-kineto: error: %s\n' "$*" >&2; exit 1; }
 
-if [[ -f "$MARKER" && "$(cat "$MARKER")" == "$STAMP" ]]; then
-  log "already prepared ($STAMP)"
-  printf '%s\n' "$SDK"
-  exit 0
-fi
+sha256_of() {
+  if command -v sha256sum >/dev/null 2>&1; then
+    sha256sum "$1" | cut -d' ' -f1
+  else
+    "$PYTHON" -c 'import hashlib, sys
+h = hashlib.sha256()
+with open(sys.argv[1], "rb") as f:
+    for block in iter(lambda: f.read(1 << 20), b""):
+        h.update(block)
+print(h.hexdigest())' "$1"
+  fi
+}
+
+# verify WHEEL: its sha256 is the one PyPI publishes, or stop.
+verify() {
+  local file=$1 name expected got
+  name=$(basename "$file")
+  expected=${SHA256[$name]:-}
+  [[ -n "$expected" ]] || die "$file: no pinned sha256 for $name (add PyPI's, from https://pypi.org/simple/, to SHA256 in $0)"
+  got=$(sha256_of "$file")
+  [[ "$got" == "$expected" ]] || die "$file: sha256 mismatch: expected $expected, got $got (delete the file to download it again)"
+}
 
 command -v "$PYTHON" >/dev/null 2>&1 || die "'$PYTHON' not found (set PYTHON=...)"
 "$PYTHON" -m pip --version >/dev/null 2>&1 || die "'$PYTHON -m pip' is not available"
@@ -82,15 +114,28 @@ download() {
   [[ -n "$(find_wheel "$glob")" ]] || die "pip reported success but no $glob in $WHEELS"
 }
 
-log "torch wheel is ~530 MB; kept in $WHEELS so this happens once"
-download torch "$TORCH_VERSION" "torch-$TORCH_VERSION-*-manylinux*_x86_64.whl" \
+[[ -n "$(find_wheel "torch-$TORCH_VERSION-$pyabi-$pyabi-manylinux*_x86_64.whl")" ]] \
+  || log "torch wheel is ~530 MB; kept in $WHEELS so this happens once"
+download torch "$TORCH_VERSION" "torch-$TORCH_VERSION-$pyabi-$pyabi-manylinux*_x86_64.whl" \
   --python-version "$PYVER" --implementation cp --abi "$pyabi"
 download "$CUDART_PKG" "$CUDART_VERSION" "nvidia_cuda_runtime-$CUDART_VERSION-*.whl"
 download "$CUPTI_PKG" "$CUPTI_VERSION" "nvidia_cuda_cupti-$CUPTI_VERSION-*.whl"
 
-TORCH_WHL=$(find_wheel "torch-$TORCH_VERSION-*-manylinux*_x86_64.whl")
+TORCH_WHL=$(find_wheel "torch-$TORCH_VERSION-$pyabi-$pyabi-manylinux*_x86_64.whl")
 CUDART_WHL=$(find_wheel "nvidia_cuda_runtime-$CUDART_VERSION-*.whl")
 CUPTI_WHL=$(find_wheel "nvidia_cuda_cupti-$CUPTI_VERSION-*.whl")
+[[ -n "$TORCH_WHL" ]] || die "no torch $TORCH_VERSION $pyabi wheel in $WHEELS"
+for whl in "$TORCH_WHL" "$CUDART_WHL" "$CUPTI_WHL"; do
+  verify "$whl"
+done
+# Any CPython wheel of the release gives the same SDK (see KINETO_TORCH_PYVER).
+STAMP="torch=$TORCH_VERSION $CUDART_PKG=$CUDART_VERSION $CUPTI_PKG=$CUPTI_VERSION layout=1"
+
+if [[ -f "$MARKER" && "$(cat "$MARKER")" == "$STAMP" ]]; then
+  log "already prepared ($STAMP), wheels verified"
+  printf '%s\n' "$SDK"
+  exit 0
+fi
 
 STAGE=$(mktemp -d "$CACHE/.kineto-sdk.XXXXXX")
 trap 'rm -rf "$STAGE"' EXIT

@@ -20,13 +20,21 @@ What it does:
      application thread, which enters/leaves a record_function there, so
      PyTorch pushes that op's correlation id on the thread that launches the
      graph (as it would around a real hipGraphLaunch);
-  3. exports the chrome trace with PyTorch's exporter and checks that every
-     graph-replay kernel carries "graph id" and "graph node id" as bare
-     integers (PyTorch's own regex), that the keys are consistent
-     ((graph id << 32) | ordinal, one kernel name per key, each key seen once
-     per replay), that the kernels are linked to the CPU op that launched them
-     (gpu_user_annotation span on their lane, or "External id"), and that the
-     launch calls lie inside that op on one time axis;
+  3. exports the chrome trace with PyTorch's exporter, and the simulator's
+     ground truth (rocsim_ground_truth_json) next to it (--truth-out), and
+     checks that every graph-replay kernel carries "graph id" and "graph
+     node id" as bare integers (PyTorch's own regex), that the keys are
+     consistent ((graph id << 32) | node, one kernel name per key, each key
+     seen once per replay) and each names its dispatch's true node (creation
+     index) and exec, and that the launch calls lie inside the launching op
+     on one time axis. Linkage, kernel by kernel, against the truth: the
+     kernel's "correlation" is its true launching call; that call ran inside
+     the workload marker the truth names, i.e. the record_function PyTorch
+     recorded around the call's runtime event on its thread; the kernel
+     names that op instance: its "External id" (a cpu_op) or the
+     gpu_user_annotation span of that instance on the kernel's lane (a
+     record_function, a user annotation), and each span covers exactly the
+     kernels the truth gives its instance, no more;
   4. runs the sole-collector check over the exported trace: GPU events
      kineto-rocm did not write (its kernels carry "dispatch id", its copies
      "src device"; CUPTI's and kineto's own ROCm backend's do not) come from
@@ -49,7 +57,11 @@ Two modes, each in its own process (kineto is initialised once per process):
 Usage:
   python3 scripts/torch_profiler_check.py [--mode default|exclusive]
       [--build build] [--plugin PATH] [--sim PATH] [--workload PATH]
-      [--trace OUT.json]
+      [--trace OUT.json] [--truth-out TRUTH.json]
+  python3 scripts/torch_profiler_check.py --check-trace TRACE.json --truth TRUTH.json
+      checks the linkage and graph keys of a trace already written (by this
+      script, or by kineto in the ctest suite, which runs it this way), with
+      no torch and no GPU.
 
 (default workload: tests/workloads/ctest/graph-32x200-marked.json, the
 32x200 graph of tests/workloads/ with a marker around the replays)
@@ -87,6 +99,10 @@ def parse_args():
     ap.add_argument("--workload", help="graph workload JSON (default: graph-32x200-marked.json)")
     ap.add_argument("--trace", default="/tmp/kineto_rocm_torch_check.json",
                     help="where to export the chrome trace")
+    ap.add_argument("--truth-out", help="where to write the simulator's ground truth "
+                    "(default: the trace path with .truth.json)")
+    ap.add_argument("--check-trace", help="check this trace instead of profiling (needs --truth)")
+    ap.add_argument("--truth", help="the ground truth of --check-trace's process")
     ap.add_argument("--marker", default=None,
                     help="the workload marker that wraps the graph launches "
                          "(default: the first push_marker of the workload)")
@@ -104,6 +120,200 @@ class Checks:
 
     def ok(self):
         return all(r[0] for r in self.results)
+
+
+class Truth:
+    """The simulator's ground truth of every run in one process: each kernel
+    dispatch (dispatch ids are process-wide) and each HIP call."""
+
+    def __init__(self, doc):
+        runs = doc.get("runs", [])
+        self.kernels = {op["dispatch_id"]: op for r in runs for op in r["ops"]
+                        if op["kind"] == "kernel"}
+        self.calls = {c["correlation_id"]: c for r in runs for c in r.get("calls", [])}
+        self.sdk_version = doc.get("sdk_version", 0)
+
+
+def ours(e):
+    """A GPU event kineto-rocm wrote: its kernels carry "dispatch id", its
+    copies "src device" (CUPTI's and kineto's own ROCm backend's do not)."""
+    return "dispatch id" in e.get("args", {}) or "src device" in e.get("args", {})
+
+
+def check_graph_keys(events, truth, checks):
+    """Each kernel's pair against its dispatch's truth: node id = (graph id
+    << 32) | creation index; graph ids and true exec instances (graph_exec_id,
+    exec_epoch) one to one; on SDK 1.3 an exec never updated carries its
+    graph_exec_id."""
+    wrong, carrying = [], 0
+    id_of, instance_of = collections.defaultdict(set), collections.defaultdict(set)
+    for k in events:
+        a = k.get("args", {})
+        op = truth.kernels.get(a.get("dispatch id"))
+        if op is None or "graph node id" not in a:
+            continue
+        carrying += 1
+        gid, nid = int(a["graph id"]), int(a["graph node id"])
+        instance = (op["graph_exec_id"], op["exec_epoch"])
+        if op["node_index"] is None:
+            wrong.append(f"dispatch {a['dispatch id']}: a pair on eager work")
+            continue
+        if nid >> 32 != gid or nid & 0xFFFFFFFF != op["node_index"]:
+            wrong.append(f"dispatch {a['dispatch id']}: node id {nid:#x}, truth graph id {gid} "
+                         f"node {op['node_index']}")
+        if truth.sdk_version >= 10300 and op["exec_epoch"] == 0 and gid != op["graph_exec_id"]:
+            wrong.append(f"dispatch {a['dispatch id']}: graph id {gid}, truth graph_exec_id "
+                         f"{op['graph_exec_id']}")
+        id_of[instance].add(gid)
+        instance_of[gid].add(instance)
+    split = sum(len(ids) > 1 for ids in id_of.values())
+    shared = sum(len(insts) > 1 for insts in instance_of.values())
+    checks.check(carrying > 0 and not wrong and not split and not shared,
+                 "every graph key names its dispatch's true node (creation index) and exec",
+                 f"{carrying} carrying, {len(wrong)} wrong, {split} execs under several graph ids, "
+                 f"{shared} graph ids over several execs" + (f"; {wrong[0]}" if wrong else ""))
+    return carrying
+
+
+def check_links(events, truth, checks):
+    """Each of kineto-rocm's kernels (and copies) linked to the CPU op that
+    truly launched it. Returns how many kernels were checked.
+
+    The truth gives, per dispatch, its launching call and the innermost
+    workload marker the call ran inside. PyTorch (or the ctest harness)
+    recorded each marker as a CPU op on the launching thread, so the ops
+    enclosing the call's runtime event on that thread are the ones that
+    launched the kernel; the innermost must bear the truth's marker name.
+    Then the kernel's "External id", if any, is the innermost cpu_op's (and
+    present when there is one), and the innermost user annotation's
+    gpu_user_annotation span on the kernel's lane covers the kernel; every
+    span covers exactly its instance's work (a kernel linked to the wrong op
+    would stretch that op's span). Copies carry no dispatch id: their
+    launching call is their own "correlation", and they count only towards
+    the spans."""
+    def xs(cats):
+        return [e for e in events if e.get("ph") == "X" and e.get("cat") in cats]
+
+    # kineto-rocm's runtime events are HIP calls (CUPTI's are cuda*).
+    runtime = {e["args"]["correlation"]: e for e in xs(("cuda_runtime",))
+               if e["name"].startswith("hip") and "correlation" in e.get("args", {})}
+    cpu_ops = xs(("cpu_op", "user_annotation"))
+    # The spans of user annotations on the threads that launched our work,
+    # on our lanes (a CUDA kernel in the same trace has spans of its own).
+    work = [e for e in xs(("kernel", "gpu_memcpy", "gpu_memset")) if ours(e)]
+    launching = set()
+    for e in work:
+        op = truth.kernels.get(e["args"].get("dispatch id"))
+        launching.add(op["launch_correlation_id"] if op else e["args"].get("correlation"))
+    launching_threads = {runtime[c]["tid"] for c in launching if c in runtime}
+    our_users = {o["args"].get("External id") for o in cpu_ops
+                 if o["cat"] == "user_annotation" and o["tid"] in launching_threads}
+    our_lanes = {(e["pid"], e["tid"]) for e in work}
+    spans = {(e["pid"], e["tid"], e["args"].get("External id")): e
+             for e in xs(("gpu_user_annotation",))
+             if e["args"].get("External id") in our_users and (e["pid"], e["tid"]) in our_lanes}
+    problems = collections.Counter()
+    examples = {}
+    expected_span = collections.defaultdict(list)  # (pid, tid, ext) -> events
+    checked = linked_ext = linked_span = unmarked = 0
+
+    def problem(what, k):
+        problems[what] += 1
+        examples.setdefault(what, f"{k['name']} dispatch {k['args'].get('dispatch id')}")
+
+    for k in work:
+        a = k.get("args", {})
+        if k["cat"] == "kernel":
+            checked += 1
+            op = truth.kernels.get(a["dispatch id"])
+            if op is None:
+                problem("dispatch unknown to the truth", k)
+                continue
+            corr = op["launch_correlation_id"]
+            if a.get("correlation") != corr:
+                problem("correlation is not the launching call", k)
+        else:
+            corr = a.get("correlation")
+        call = truth.calls.get(corr)
+        if call is None:
+            problem("the truth lists no launching call", k)
+            continue
+        marker = call.get("marker")
+        launch = runtime.get(corr)
+        if launch is None:
+            problem("launching call not in the trace", k)
+            continue
+        # The call's midpoint: the CPU ops and the runtime events come from
+        # two clocks, converted apart, which may disagree by a few ns at the
+        # edges.
+        mid = launch["ts"] + launch["dur"] / 2
+        enclosing = [o for o in cpu_ops if o["tid"] == launch["tid"]
+                     and o["ts"] <= mid <= o["ts"] + o["dur"]]
+        enclosing.sort(key=lambda o: o["ts"])  # outermost first
+        ext = a.get("External id")
+        if marker is None:
+            unmarked += 1
+            if enclosing:
+                problem("the truth says no marker, yet a CPU op encloses the call", k)
+            if ext is not None:
+                problem("External id on a kernel launched outside any op", k)
+            continue
+        if not enclosing or enclosing[-1]["name"] != marker:
+            problem("the CPU op around the launching call is not the truth's marker", k)
+            continue
+        ops_cpu = [o for o in enclosing if o["cat"] == "cpu_op"]
+        users = [o for o in enclosing if o["cat"] == "user_annotation"]
+        if ops_cpu:
+            want = ops_cpu[-1]["args"].get("External id")
+            if ext != want:
+                problem("External id is not the launching cpu_op's", k)
+            else:
+                linked_ext += 1
+        elif ext is not None:
+            problem("External id although no cpu_op encloses the call", k)
+        if users:
+            key = (k["pid"], k["tid"], users[-1]["args"].get("External id"))
+            expected_span[key].append(k)
+            span = spans.get(key)
+            if span is None or not (span["ts"] <= k["ts"] + 0.001
+                                    and k["ts"] + k["dur"] <= span["ts"] + span["dur"] + 0.001):
+                problem("not under its record_function's gpu_user_annotation span", k)
+            else:
+                linked_span += 1
+    for key, span in spans.items():
+        mine = expected_span.get(key, [])
+        lo = min((k["ts"] for k in mine), default=None)
+        hi = max((k["ts"] + k["dur"] for k in mine), default=None)
+        if lo is None or abs(span["ts"] - lo) > 0.002 or abs(span["ts"] + span["dur"] - hi) > 0.002:
+            what = "gpu_user_annotation span is not the envelope of its instance's work"
+            problems[what] += 1
+            examples.setdefault(what, f"{span['name']} External id {key[2]}")
+    detail = (f"{checked} kernels; of all GPU events {linked_ext} linked by External id, "
+              f"{linked_span} under their record_function's span, {unmarked} launched outside "
+              f"any marker")
+    if problems:
+        detail += "; " + "; ".join(f"{n} {what} (e.g. {examples[what]})"
+                                   for what, n in problems.items())
+    checks.check(checked > 0 and linked_ext + linked_span > 0 and not problems,
+                 "each kernel linked to the CPU op the truth says launched it", detail)
+    return checked
+
+
+def check_trace_offline(trace_path, truth_path):
+    """--check-trace: the truth-based checks of a trace already written."""
+    checks = Checks()
+    with open(trace_path) as f:
+        doc = json.load(f)
+    with open(truth_path) as f:
+        truth = Truth(json.load(f))
+    events = doc["traceEvents"] if isinstance(doc, dict) else doc
+    kernels = [e for e in events if e.get("ph") == "X" and e.get("cat") == "kernel" and ours(e)]
+    check_links(events, truth, checks)
+    if any("graph node id" in k.get("args", {}) for k in kernels):
+        check_graph_keys(kernels, truth, checks)
+    failed = [r for r in checks.results if not r[0]]
+    print("RESULT: " + ("PASS" if not failed else "FAIL"))
+    return 0 if not failed else 1
 
 
 def workload_expectations(path):
@@ -134,6 +344,11 @@ def workload_expectations(path):
 
 def main():
     args = parse_args()
+    if args.check_trace:
+        if not args.truth:
+            print("torch_profiler_check: --check-trace needs --truth", file=sys.stderr)
+            return 2
+        return check_trace_offline(args.check_trace, args.truth)
     checks = Checks()
     libdirs = [os.path.join(args.build, "lib"), os.path.join(REPO, "build", "lib"),
                os.path.join(REPO, "build", "ci", "lib")]
@@ -186,6 +401,7 @@ def main():
     sim.rocsim_wait_idle.argtypes = [ctypes.c_uint64]
     sim.rocsim_wait_idle.restype = ctypes.c_int
     sim.rocsim_free_string.argtypes = [ctypes.c_void_p]
+    sim.rocsim_ground_truth_json.restype = ctypes.c_void_p
     hook_t = ctypes.CFUNCTYPE(None, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint64, ctypes.c_void_p)
     sim.rocsim_set_marker_hook.argtypes = [hook_t, ctypes.c_void_p]
 
@@ -236,6 +452,16 @@ def main():
     sim.rocsim_set_marker_hook(hook_t(), None)
     checks.check(not hook_errors, "marker hook ran without errors", "; ".join(hook_errors[:3]))
     print(f"trace: {args.trace}")
+    raw = sim.rocsim_ground_truth_json()
+    truth_text = ctypes.cast(raw, ctypes.c_char_p).value.decode() if raw else "{}"
+    sim.rocsim_free_string(raw)
+    truth_path = args.truth_out or os.path.splitext(args.trace)[0] + ".truth.json"
+    with open(truth_path, "w") as f:
+        f.write(truth_text)
+    truth = Truth(json.loads(truth_text))
+    print(f"truth: {truth_path} ({len(truth.kernels)} kernel dispatches, {len(truth.calls)} calls)")
+    checks.check(len(truth.kernels) >= total_graph_kernels, "the truth lists every dispatch",
+                 f"{len(truth.kernels)} kernels")
 
     # 3. read what PyTorch wrote.
     with open(args.trace) as f:
@@ -280,7 +506,8 @@ def main():
         packing_ok &= gid != 0 and (nid >> 32) == gid
         per_key[nid] += 1
         names_per_key[nid].add(k["name"])
-    checks.check(packing_ok, "graph node id == (graph id << 32) | ordinal, graph id != 0")
+    checks.check(packing_ok, "graph node id == (graph id << 32) | node, graph id != 0")
+    check_graph_keys(kernels, truth, checks)
     checks.check(len(per_key) == len(expect),
                  "one key per graph kernel node", f"{len(per_key)} keys, {len(expect)} nodes")
     checks.check(all(len(n) == 1 for n in names_per_key.values()),
@@ -299,20 +526,6 @@ def main():
                     f"{len(cpu_ops)} found; profile_all_threads is needed"):
         op = cpu_ops[0]
         op_start, op_end = op["ts"], op["ts"] + op["dur"]
-        op_ids = {v for key, v in op.get("args", {}).items() if key in ("External id", "Record function id")}
-        spans = [e for e in xs("gpu_user_annotation") if e["name"] == marker]
-        covered = 0
-        external = 0
-        for k in kernels:
-            a = k.get("args", {})
-            if a.get("External id") in op_ids:
-                external += 1
-            if any(s["pid"] == k["pid"] and s["tid"] == k["tid"] and s["ts"] <= k["ts"]
-                   and k["ts"] + k["dur"] <= s["ts"] + s["dur"] + 0.001 for s in spans):
-                covered += 1
-        checks.check(covered == len(kernels) or external == len(kernels),
-                     "graph-replay kernels linked to the launching CPU op",
-                     f"{covered} under its gpu_user_annotation span, {external} with its External id")
         launches_rt = [e for e in xs("cuda_runtime") if e["name"] == "hipGraphLaunch"]
         inside = [e for e in launches_rt if op_start <= e["ts"] <= op_end]
         checks.check(len(launches_rt) == launches and len(inside) == launches,
@@ -326,16 +539,16 @@ def main():
         checks.check(first_kernel is not None and first_kernel >= op_start,
                      "kernels start after their CPU op started")
 
+    check_links(events, truth, checks)
+
     # 4. sole collector: GPU events kineto-rocm did not write.
     gpu_cats = ("kernel", "gpu_memcpy", "gpu_memset")
     gpu_events = [e for e in events if e.get("ph") == "X" and e.get("cat") in gpu_cats]
-    ours = [e for e in gpu_events
-            if "dispatch id" in e.get("args", {}) or "src device" in e.get("args", {})]
-    ours_ids = {id(e) for e in ours}
-    foreign = [e for e in gpu_events if id(e) not in ours_ids]
+    mine = [e for e in gpu_events if ours(e)]
+    foreign = [e for e in gpu_events if not ours(e)]
     foreign_calls = [e for e in xs("cuda_runtime") if not e["name"].startswith("hip")]
     sole = status.get("sole_collector", "")
-    print(f"sole-collector check: {len(ours)} GPU events from kineto-rocm, {len(foreign)} from "
+    print(f"sole-collector check: {len(mine)} GPU events from kineto-rocm, {len(foreign)} from "
           f"another backend ({len(foreign_calls)} of its runtime calls); "
           f"trace metadata sole_collector: {sole!r}")
     if args.mode == "exclusive":

@@ -2,11 +2,15 @@
 //! the tool reads, mutated at random (bytes flipped, sizes lied about,
 //! payloads cut short, kinds and categories changed). The decoder must never
 //! panic or read past the bytes it was given, and whatever it accepts must be
-//! well formed. Runs for KINETO_ROCM_FUZZ_SECONDS (default 2) in every test run.
+//! well formed. Runs for KINETO_ROCM_FUZZ_SECONDS (default 2) in every test
+//! run, from KINETO_ROCM_FUZZ_SEED (decimal or 0x-hex; the default is
+//! printed, so is the seed of every run).
 use kineto_rocm::tool::sdk::decode::{decode, Decoded, Malformed};
 use rocprofiler_sys::*;
 use std::mem::size_of;
 use std::time::{Duration, Instant};
+
+const DEFAULT_SEED: u64 = 0x9E37_79B9_7F4A_7C15;
 
 /// xorshift64*: deterministic, seedable, no dependency.
 struct Rng(u64);
@@ -124,8 +128,19 @@ fn the_decoder_survives_mutated_records() {
     let deadline = Instant::now() + Duration::from_secs(seconds);
     let seeds = seeds();
     let tracing = rocprofiler_buffer_category_t::TRACING.0;
-    let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
-    let (mut cases, mut rejected) = (0u64, std::collections::HashMap::<Malformed, u64>::new());
+    let seed = std::env::var("KINETO_ROCM_FUZZ_SEED").map_or(DEFAULT_SEED, |s| {
+        let s = s.trim();
+        match s.strip_prefix("0x") {
+            Some(hex) => u64::from_str_radix(hex, 16),
+            None => s.parse(),
+        }
+        .unwrap_or_else(|_| panic!("KINETO_ROCM_FUZZ_SEED: not a seed: {s}"))
+    });
+    eprintln!("decoder fuzz: KINETO_ROCM_FUZZ_SEED={seed:#x} (default {DEFAULT_SEED:#x})");
+    // xorshift never leaves 0.
+    let mut rng = Rng(seed.max(1));
+    let (mut cases, mut accepted) = (0u64, 0u64);
+    let mut rejected = std::collections::HashMap::<Malformed, u64>::new();
     // The seeds decode as themselves.
     for (kind, bytes) in &seeds {
         check_accepted(&decode(tracing, *kind, bytes).expect("seed decodes"));
@@ -158,12 +173,20 @@ fn the_decoder_survives_mutated_records() {
             }
         }
         match decode(category, kind, &bytes) {
-            Ok(record) => check_accepted(&record),
+            Ok(record) => {
+                check_accepted(&record);
+                accepted += 1;
+            }
             Err(defect) => *rejected.entry(defect).or_default() += 1,
         }
         cases += 1;
     }
-    eprintln!("decoder fuzz: {cases} cases, rejected by defect: {rejected:?}");
+    eprintln!("decoder fuzz: {cases} cases, {accepted} accepted, rejected by defect: {rejected:?}");
+    // Both paths exercised: mutants the decoder must read, and each defect.
+    assert!(
+        accepted > 0,
+        "the fuzz never produced a record the decoder accepts"
+    );
     for defect in [
         Malformed::Truncated,
         Malformed::UnknownKind,

@@ -202,6 +202,27 @@ json groundTruth() {
   return j;
 }
 
+TruthCounts truthCounts(const json& truth, size_t run) {
+  TruthCounts out;
+  if (!truth.contains("runs") || truth["runs"].size() <= run) {
+    return out;
+  }
+  for (const auto& op : truth["runs"][run]["ops"]) {
+    if (op.value("kind", "") == "memcpy") {
+      ++out.copies;
+    } else {
+      ++out.kernels;
+      out.copyBlits += op.value("blit", false) && !op["direction"].is_null();
+    }
+  }
+  return out;
+}
+
+bool underCtest() {
+  const char* v = std::getenv("KINETO_ROCM_CTEST");
+  return v && std::string(v) == "1";
+}
+
 std::string workload(const std::string& name) {
   std::string own = std::string(KINETO_ROCM_TEST_WORKLOADS) + "/" + name;
   if (access(own.c_str(), R_OK) == 0) {
@@ -332,6 +353,8 @@ Trace traceWorkloads(const std::string& testName, const TraceOptions& opt) {
     throw std::runtime_error("stopTrace returned null");
   }
   trace->save(t.path);
+  // The truth beside it, for scripts/torch_profiler_check.py --check-trace.
+  std::ofstream(t.path.substr(0, t.path.size() - 5) + ".truth.json") << groundTruth().dump();
   t.text = slurp(t.path);
   t.doc = json::parse(t.text, nullptr, /*allow_exceptions=*/false);
   if (t.doc.is_object() && t.doc.contains("baseTimeNanoseconds")) {

@@ -5,6 +5,8 @@
 
 #include <libkineto.h>
 
+#include <gtest/gtest.h>
+
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
@@ -31,8 +33,24 @@ std::string runWorkload(const std::string& path, const std::string& options = ""
 bool waitIdle(uint64_t timeoutNs = 10'000'000'000ull);
 json groundTruth();
 
+// What run `run` of the ground truth shows on the device: kernel records
+// (blit kernels included; `copyBlits` of them are copies) and SDMA copy
+// records. Under the default rocm submission model a copy of at most 16 KiB
+// or between device buffers runs as a blit kernel, so a workload's copies
+// split between the two.
+struct TruthCounts {
+  size_t kernels = 0;
+  size_t copyBlits = 0;
+  size_t copies = 0;
+};
+TruthCounts truthCounts(const json& truth, size_t run);
+
+// Under ctest (which sets KINETO_ROCM_CTEST=1 and the environment each test
+// needs, tests/ctest/CMakeLists.txt).
+bool underCtest();
+
 // Path of a workload: tests/workloads/ctest/<name> (this suite's own) if
-// there, else tests/workloads/<name> (graph-32x200.json).
+// there, else the shared tests/workloads/<name> (graph-32x200.json).
 std::string workload(const std::string& name);
 
 // ---- CPU ops from markers ---------------------------------------------------
@@ -82,10 +100,23 @@ struct Trace {
 };
 
 // prepareTrace/startTrace, the workloads, CPU ops handed over like PyTorch
-// does (transferCpuTrace), stopTrace, save(path), read back.
+// does (transferCpuTrace), stopTrace, save(path), read back. The ground truth
+// so far is written beside it (<testName>.truth.json).
 Trace traceWorkloads(const std::string& testName, const TraceOptions& opt);
 
 // Captures everything written to fd 2 while `f` runs.
 std::string captureStderr(const std::function<void()>& f);
 
 } // namespace kr_test
+
+// A test that needs a setting ctest gives it: run by hand without it, the
+// test skips; under ctest a missing setting is a broken suite and fails.
+#define KR_REQUIRE_SETTING(present, what)                                     \
+  do {                                                                        \
+    if (!(present)) {                                                         \
+      if (kr_test::underCtest()) {                                            \
+        GTEST_FAIL() << "ctest did not give this test " << (what);            \
+      }                                                                       \
+      GTEST_SKIP() << "needs " << (what) << " (ctest sets it)";               \
+    }                                                                         \
+  } while (0)

@@ -4,8 +4,8 @@
 #   1. scripts/fetch-kineto.sh              (torch wheel -> cached kineto SDK)
 #   2. cmake configure (cargo builds libkineto_rocm.so + librocprofiler_sim.so)
 #   3. cmake --build, ctest
-# Needs: cmake, g++, cargo, libgtest-dev, nlohmann-json3-dev
-#   (apt-get install -y cmake libgtest-dev nlohmann-json3-dev).
+# Needs: cmake (>= 3.22), g++, cargo, python3, libgtest-dev, nlohmann-json3-dev
+#   (apt-get install -y cmake python3 libgtest-dev nlohmann-json3-dev).
 # Environment: BUILD_DIR (default build/ctest), JOBS (default 2),
 #   CARGO_TARGET_DIR (shared with `cargo test`; default <repo>/target).
 set -euo pipefail

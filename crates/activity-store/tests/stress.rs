@@ -1,5 +1,7 @@
 //! Several producer threads and a closer, many windows: every record is
-//! accounted for exactly once, in its window or in one drop counter.
+//! accounted for exactly once, in its window or in one drop counter. The
+//! batches come from KINETO_ROCM_STRESS_SEED (decimal or 0x-hex; the
+//! default is printed, so is the seed of every run).
 
 mod common;
 
@@ -18,6 +20,21 @@ const WINDOW_STOP: u64 = 900;
 /// Window `k` takes starts in [k*PERIOD + 100, k*PERIOD + 900].
 fn in_window(start_ns: u64) -> bool {
     (WINDOW_START..=WINDOW_STOP).contains(&(start_ns % PERIOD))
+}
+
+const DEFAULT_SEED: u64 = 0x9E37_79B9;
+
+fn base_seed() -> u64 {
+    let seed = std::env::var("KINETO_ROCM_STRESS_SEED").map_or(DEFAULT_SEED, |s| {
+        let s = s.trim();
+        match s.strip_prefix("0x") {
+            Some(hex) => u64::from_str_radix(hex, 16),
+            None => s.parse(),
+        }
+        .unwrap_or_else(|_| panic!("KINETO_ROCM_STRESS_SEED: not a seed: {s}"))
+    });
+    eprintln!("KINETO_ROCM_STRESS_SEED={seed:#x} (default {DEFAULT_SEED:#x})");
+    seed
 }
 
 /// A cheap deterministic generator, so a failure can be replayed.
@@ -44,6 +61,7 @@ struct Pushed {
 /// With `race_finalise`, the closer finalises without waiting for the
 /// producers, so some records arrive late.
 fn run(race_finalise: bool, windows: u64, producers: u64) {
+    let seed = base_seed();
     let store = Arc::new(ActivityStore::new(StoreConfig {
         staging_shards: 4,
         ..StoreConfig::default()
@@ -62,7 +80,8 @@ fn run(race_finalise: bool, windows: u64, producers: u64) {
                 let start_line = Arc::clone(&start_line);
                 let closed = Arc::clone(&closed);
                 thread::spawn(move || {
-                    let mut rng = XorShift(0x9E37_79B9 ^ (k << 8) ^ p ^ 1);
+                    // xorshift never leaves 0.
+                    let mut rng = XorShift((seed ^ (k << 8) ^ p ^ 1).max(1));
                     let mut pushed = Pushed::default();
                     let mut serial = 0u64;
                     start_line.wait();
@@ -159,6 +178,10 @@ fn run(race_finalise: bool, windows: u64, producers: u64) {
         assert_eq!(drops.after_finalise, 0);
     }
     assert_eq!(store.resident_correlations(), 0);
+    assert!(
+        finalised_rows > 0 && total.outside > 0,
+        "records both in and outside the windows"
+    );
 }
 
 #[test]

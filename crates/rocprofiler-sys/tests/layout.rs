@@ -1,27 +1,49 @@
 //! Layout of our declarations: fixed facts always, and a field-by-field
 //! comparison with bindgen's view of the real headers when
 //! ROCPROFILER_SDK_INCLUDE_DIR was set at build time.
+//!
+//! Header lines cited below are those of rocprofiler-sdk 1.0.0
+//! (ROCm/rocm-systems 1b1610fc, projects/rocprofiler-sdk/source/include/
+//! rocprofiler-sdk/), the headers `scripts/rocm-headers.sh` assembles; the
+//! structs asserted here kept their layout through 1.3.
 use rocprofiler_sys::*;
 use std::mem::{align_of, size_of};
 
+/// Sizes that follow from the declarations alone, on LP64.
 #[test]
 fn sizes_the_sdk_fixes() {
-    // fwd.h: static_assert(sizeof(rocprofiler_kernel_dispatch_info_t) == 128).
+    // fwd.h:870: static_assert(sizeof(rocprofiler_kernel_dispatch_info_t) == 128).
     assert_eq!(size_of::<rocprofiler_kernel_dispatch_info_t>(), 128);
+    // hip/api_args.h:66-3150, a union; its largest member is
+    // hipExtModuleLaunchKernel (api_args.h:2483-2498): a pointer, six
+    // uint32_t, size_t, five pointers and a uint32_t = 84, padded to 88.
     assert_eq!(size_of::<rocprofiler_hip_api_args_t>(), 88);
+    // hip/api_args.h:49-62, a union; its largest member is
+    // hipChannelFormatDesc_retval (five ints = 20), padded to uint64_t's 8.
     assert_eq!(size_of::<rocprofiler_hip_api_retval_t>(), 24);
+    // callback_tracing.h:77-87: uint64_t size, the args, the retval.
     assert_eq!(
         size_of::<rocprofiler_callback_tracing_hip_api_data_t>(),
         8 + 88 + 24
     );
+    // fwd.h:623-637: uint64_t internal, rocprofiler_user_data_t external
+    // (fwd.h:554-558, 8 bytes), uint64_t ancestor.
     assert_eq!(size_of::<rocprofiler_correlation_id_t>(), 24);
+    // fwd.h:642-652: internal and external.
     assert_eq!(size_of::<rocprofiler_async_correlation_id_t>(), 16);
+    // fwd.h:712-721: context id 8, thread id 8, correlation id 24, kind,
+    // operation and phase 4 each (+4 padding), payload pointer 8.
     assert_eq!(size_of::<rocprofiler_callback_tracing_record_t>(), 64);
+    // fwd.h:752-769: a union of {uint32_t category, kind} and uint64_t
+    // hash, then the payload pointer.
     assert_eq!(size_of::<rocprofiler_record_header_t>(), 16);
+    // buffer_tracing.h:324-339: size 8; kind and operation 4 each;
+    // correlation id 16; thread id, start and end 8 each; dispatch info 128.
     assert_eq!(
         size_of::<rocprofiler_buffer_tracing_kernel_dispatch_record_t>(),
         8 + 8 + 16 + 24 + 128
     );
+    // fwd.h:554-558: a union of uint64_t and void*.
     assert_eq!(align_of::<rocprofiler_user_data_t>(), 8);
 }
 
@@ -58,11 +80,13 @@ macro_rules! same_layout {
 fn layout_matches_the_sdk_headers() {
     #[cfg(has_sdk_headers)]
     {
+        // fwd.h:599-602
         same_layout!(
             rocprofiler_context_id_t,
             sdk::rocprofiler_context_id_t,
             handle
         );
+        // fwd.h:623-637
         same_layout!(
             rocprofiler_correlation_id_t,
             sdk::rocprofiler_correlation_id_t,
@@ -70,12 +94,14 @@ fn layout_matches_the_sdk_headers() {
             external,
             ancestor
         );
+        // fwd.h:642-652
         same_layout!(
             rocprofiler_async_correlation_id_t,
             sdk::rocprofiler_async_correlation_id_t,
             internal,
             external
         );
+        // fwd.h:712-721
         same_layout!(
             rocprofiler_callback_tracing_record_t,
             sdk::rocprofiler_callback_tracing_record_t,
@@ -87,11 +113,13 @@ fn layout_matches_the_sdk_headers() {
             phase,
             payload
         );
+        // fwd.h:752-769
         same_layout!(
             rocprofiler_record_header_t,
             sdk::rocprofiler_record_header_t,
             payload
         );
+        // fwd.h:792-812
         same_layout!(
             rocprofiler_kernel_dispatch_info_t,
             sdk::rocprofiler_kernel_dispatch_info_t,
@@ -106,6 +134,7 @@ fn layout_matches_the_sdk_headers() {
             grid_size,
             reserved_padding
         );
+        // buffer_tracing.h:71-87
         same_layout!(
             rocprofiler_buffer_tracing_hip_api_record_t,
             sdk::rocprofiler_buffer_tracing_hip_api_record_t,
@@ -117,6 +146,7 @@ fn layout_matches_the_sdk_headers() {
             end_timestamp,
             thread_id
         );
+        // buffer_tracing.h:324-339; ours is a prefix of it.
         assert!(
             size_of::<rocprofiler_buffer_tracing_kernel_dispatch_record_t>()
                 <= size_of::<sdk::rocprofiler_buffer_tracing_kernel_dispatch_record_t>()
@@ -149,6 +179,7 @@ fn layout_matches_the_sdk_headers() {
                 assert_eq!(ours, theirs, "kernel dispatch record offsets");
             }
         }
+        // buffer_tracing.h:276-296
         same_layout!(
             rocprofiler_buffer_tracing_memory_copy_record_t,
             sdk::rocprofiler_buffer_tracing_memory_copy_record_t,
@@ -165,6 +196,7 @@ fn layout_matches_the_sdk_headers() {
             dst_address,
             src_address
         );
+        // buffer_tracing.h:518-534
         same_layout!(
             rocprofiler_buffer_tracing_correlation_id_retirement_record_t,
             sdk::rocprofiler_buffer_tracing_correlation_id_retirement_record_t,
@@ -173,6 +205,7 @@ fn layout_matches_the_sdk_headers() {
             timestamp,
             internal_correlation_id
         );
+        // callback_tracing.h:204-245
         same_layout!(
             rocprofiler_callback_tracing_code_object_kernel_symbol_register_data_t,
             sdk::rocprofiler_callback_tracing_code_object_kernel_symbol_register_data_t,
@@ -185,6 +218,7 @@ fn layout_matches_the_sdk_headers() {
             private_segment_size,
             kernel_address
         );
+        // callback_tracing.h:342-347
         same_layout!(
             rocprofiler_callback_tracing_hip_stream_data_t,
             sdk::rocprofiler_callback_tracing_hip_stream_data_t,
@@ -192,6 +226,7 @@ fn layout_matches_the_sdk_headers() {
             stream_id,
             stream_value
         );
+        // callback_tracing.h:77-87
         same_layout!(
             rocprofiler_callback_tracing_hip_api_data_t,
             sdk::rocprofiler_callback_tracing_hip_api_data_t,
@@ -199,11 +234,13 @@ fn layout_matches_the_sdk_headers() {
             args,
             retval
         );
+        // hip/api_args.h:66-3150 and 49-62.
         same_layout!(rocprofiler_hip_api_args_t, sdk::rocprofiler_hip_api_args_t);
         same_layout!(
             rocprofiler_hip_api_retval_t,
             sdk::rocprofiler_hip_api_retval_t
         );
+        // registration.h:96-102
         same_layout!(
             rocprofiler_tool_configure_result_t,
             sdk::rocprofiler_tool_configure_result_t,
@@ -212,12 +249,14 @@ fn layout_matches_the_sdk_headers() {
             finalize,
             tool_data
         );
+        // registration.h:47-52
         same_layout!(
             rocprofiler_client_id_t,
             sdk::rocprofiler_client_id_t,
             name,
             handle
         );
+        // agent.h:130-256
         same_layout!(
             rocprofiler_agent_v0_t,
             sdk::rocprofiler_agent_v0_t,
@@ -235,6 +274,9 @@ fn layout_matches_the_sdk_headers() {
             logical_node_id,
             logical_node_type_id
         );
+        // Enumerators: fwd.h:70, fwd.h:54, fwd.h:177, fwd.h:202,
+        // external_correlation.h:68 and 67, hip/runtime_api_id.h:199, 186,
+        // 192, 176, 247 and 301.
         assert_eq!(
             rocprofiler_status_t::ERROR_CONFIGURATION_LOCKED.0,
             sdk::rocprofiler_status_t_ROCPROFILER_STATUS_ERROR_CONFIGURATION_LOCKED as u32

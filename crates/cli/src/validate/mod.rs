@@ -67,6 +67,9 @@ pub struct Validation {
     pub wrong_devices: usize,
     // Graph keys.
     pub carrying_both_fields: usize,
+    /// Of those, dispatches whose true dispatch ordinal is not their node's
+    /// creation index: a node id in dispatch order would be wrong there.
+    pub carrying_out_of_creation_order: usize,
     /// Graph work shown without a pair.
     pub withheld_records: usize,
     /// Of those, records of nodes that repeat another node's work at a node
@@ -444,6 +447,9 @@ impl<'t> Validator<'t> {
             self.report.wrong_devices += 1;
         }
         let node = self.true_node(op);
+        if event.graph.is_some() && op.node_index.is_some_and(|n| n != op.submission_ordinal) {
+            self.report.carrying_out_of_creation_order += 1;
+        }
         if event.graph.is_none() {
             if let (Some(graph), Some(index)) = (&op.graph, op.node_index) {
                 if self.repeated.contains(&(graph.clone(), index)) {
@@ -544,7 +550,13 @@ pub fn print(v: &Validation) {
         format!("{:>8}  (truth: {})", v.devices, v.truth_devices),
     );
     n("wrong devices", v.wrong_devices);
-    n("carrying both fields", v.carrying_both_fields);
+    line(
+        "carrying both fields",
+        format!(
+            "{:>8}  ({} dispatched out of creation order)",
+            v.carrying_both_fields, v.carrying_out_of_creation_order
+        ),
+    );
     n("withheld records", v.withheld_records);
     n("  of nodes repeating work", v.withheld_repeated_work);
     n("eager events (no pair)", v.eager_events);

@@ -236,6 +236,10 @@ fn a_faithful_trace_is_clean_and_counted() {
     assert_eq!(v.matched_events, 7);
     assert_eq!((v.kernel_events, v.copy_events), (5, 2));
     assert_eq!(v.carrying_both_fields, 6);
+    assert_eq!(
+        v.carrying_out_of_creation_order, 4,
+        "nodes 0 and 1 of both launches"
+    );
     assert_eq!(v.eager_events, 1);
     assert_eq!(v.withheld_records, 0);
     assert_eq!(v.distinct_graph_ids, 1);
@@ -680,6 +684,46 @@ fn an_empty_trace_is_not_clean() {
     let v = check(&runs, SDK_13, &trace);
     assert_eq!(v.missing_events, 0);
     assert_eq!(v.missing_in_incomplete_windows, v.expected_ops);
+    assert!(v.is_clean, "{v:#?}");
+}
+
+/// Two windows, one step each, nothing shown: clean only when both windows
+/// said they ended incomplete.
+#[test]
+fn an_empty_trace_of_several_windows_needs_every_window_incomplete() {
+    let mut runs = session();
+    let mut second = session().remove(0);
+    for op in second.ops.iter_mut() {
+        op.launch_correlation_id += 100;
+        op.record_correlation_id += 100;
+        op.dispatch_id += 100;
+        op.start_ns += 10_000_000;
+        op.end_ns += 10_000_000;
+    }
+    for c in second.calls.iter_mut() {
+        c.correlation_id += 100;
+    }
+    runs.push(second);
+    let incomplete = |w: usize| {
+        format!(
+            "window {w}: completeness=incomplete (7 correlation ids outstanding at the deadline)"
+        )
+    };
+    let mut empty = faithful_trace(&runs, &markers());
+    empty.events.clear();
+    empty.flows.clear();
+    let m = markers();
+    empty.summary = vec![incomplete(0), "window 1: completeness=complete".into()];
+    let v = validate(&runs, SDK_13, &m, &[(&empty, vec![vec![0], vec![1]])]);
+    assert_eq!(
+        (v.missing_events, v.missing_in_incomplete_windows),
+        (7, 7),
+        "{v:#?}"
+    );
+    assert!(!v.is_clean, "{v:#?}");
+    empty.summary = vec![incomplete(0), incomplete(1)];
+    let v = validate(&runs, SDK_13, &m, &[(&empty, vec![vec![0], vec![1]])]);
+    assert_eq!(v.missing_in_incomplete_windows, 14, "{v:#?}");
     assert!(v.is_clean, "{v:#?}");
 }
 

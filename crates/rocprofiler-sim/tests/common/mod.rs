@@ -120,3 +120,24 @@ pub fn rows(v: &Value, key: &str) -> Vec<Vec<u64>> {
         })
         .collect()
 }
+
+/// Seeds of the seeded property tests: KINETO_ROCM_TEST_SEEDS
+/// (comma-separated, as the CLI's adversarial suite reads it), else
+/// `default`; printed so a failing run can be rerun with its seeds.
+pub fn seeds(default: &[u64]) -> Vec<u64> {
+    let seeds: Vec<u64> = match std::env::var("KINETO_ROCM_TEST_SEEDS") {
+        Ok(list) => list
+            .split(',')
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(|s| {
+                s.parse()
+                    .unwrap_or_else(|_| panic!("KINETO_ROCM_TEST_SEEDS: not a seed: {s}"))
+            })
+            .collect(),
+        Err(_) => default.to_vec(),
+    };
+    eprintln!("seeds {seeds:?} (KINETO_ROCM_TEST_SEEDS, default {default:?})");
+    assert!(!seeds.is_empty(), "no seeds");
+    seeds
+}

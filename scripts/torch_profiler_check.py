@@ -103,9 +103,6 @@ def parse_args():
                     "(default: the trace path with .truth.json)")
     ap.add_argument("--check-trace", help="check this trace instead of profiling (needs --truth)")
     ap.add_argument("--truth", help="the ground truth of --check-trace's process")
-    ap.add_argument("--marker", default=None,
-                    help="the workload marker that wraps the graph launches "
-                         "(default: the first push_marker of the workload)")
     return ap.parse_args()
 
 
@@ -317,29 +314,33 @@ def check_trace_offline(trace_path, truth_path):
 
 
 def workload_expectations(path):
-    """Graph kernel names, replays and the wrapping marker, from the workload."""
+    """What the workload's graph replays produce, from the workload file.
+
+    Returns (expect, execs, markers): kernel name -> dispatches from graph
+    replays; per exec instance (thread, name) its kernel nodes and its
+    launches; marker name -> how many times a thread pushes it."""
     with open(path) as f:
         w = json.load(f)
     graphs = {g["name"]: g for g in w.get("graphs", [])}
-    expect = collections.Counter()  # kernel name -> dispatches from graph replays
-    launches = 0
-    marker = None
-    execs = {}
-    for t in w["threads"]:
+    expect = collections.Counter()
+    execs = {}  # (thread index, exec name) -> [kernel nodes, launches]
+    markers = collections.Counter()
+    for ti, t in enumerate(w["threads"]):
         for op in t["ops"]:
             (kind, body), = op.items()
-            if kind == "push_marker" and marker is None:
-                marker = body["name"]
+            if kind == "push_marker":
+                markers[body["name"]] += 1
             elif kind == "instantiate":
-                execs[body["as"]] = body["graph"]
+                g = graphs[body["graph"]]
+                execs[(ti, body["as"])] = [sum("kernel" in n for n in g["nodes"]), 0, g]
             elif kind == "launch":
-                g = graphs[execs[body["exec"]]]
+                e = execs[(ti, body["exec"])]
                 times = body.get("times", 1)
-                launches += times
-                for node in g["nodes"]:
+                e[1] += times
+                for node in e[2]["nodes"]:
                     if "kernel" in node:
                         expect[node["kernel"]] += times
-    return expect, launches, marker
+    return expect, {k: (v[0], v[1]) for k, v in execs.items() if v[1]}, markers
 
 
 def main():
@@ -366,11 +367,15 @@ def main():
             return 2
         print(f"{what}: {p}")
 
-    expect, launches, marker = workload_expectations(workload)
-    marker = args.marker or marker
+    expect, execs, markers = workload_expectations(workload)
+    launches = sum(n for _, n in execs.values())
     total_graph_kernels = sum(expect.values())
-    print(f"workload: {len(expect)} graph kernel nodes, {launches} replays, "
-          f"{total_graph_kernels} graph-replay kernels, marker {marker!r}")
+    # One launching thread: every pair must be attributed (nothing contends).
+    # Several: a pair may be withheld, never wrong (the truth checks below).
+    single = len({t for t, _ in execs}) == 1
+    print(f"workload: {len(execs)} execs, {sum(k for k, _ in execs.values())} graph kernel nodes, "
+          f"{launches} replays, {total_graph_kernels} graph-replay kernels, "
+          f"markers {dict(markers)}")
 
     # 1. the simulator first (its SDK symbols must be global), then torch,
     #    then the plugin (its libtorch_cpu.so dependency resolves to torch's).
@@ -493,8 +498,15 @@ def main():
 
     missing = [k for k in kernels
                if "graph id" not in k.get("args", {}) or "graph node id" not in k.get("args", {})]
-    checks.check(not missing, "both fields on every graph-replay kernel",
-                 f"{len(missing)} without")
+    if single:
+        checks.check(not missing, "both fields on every graph-replay kernel",
+                     f"{len(missing)} without")
+    else:
+        print(f"note: {len(kernels) - len(missing)} graph-replay kernels carry both fields, "
+              f"{len(missing)} withheld (several launching threads: a pair may be withheld, "
+              f"never wrong)")
+        checks.check(len(missing) < len(kernels), "graph-replay kernels carry both fields",
+                     f"{len(kernels) - len(missing)} of {len(kernels)}")
     per_key = collections.Counter()
     names_per_key = collections.defaultdict(set)
     packing_ok = True
@@ -508,35 +520,42 @@ def main():
         names_per_key[nid].add(k["name"])
     checks.check(packing_ok, "graph node id == (graph id << 32) | node, graph id != 0")
     check_graph_keys(kernels, truth, checks)
-    checks.check(len(per_key) == len(expect),
-                 "one key per graph kernel node", f"{len(per_key)} keys, {len(expect)} nodes")
     checks.check(all(len(n) == 1 for n in names_per_key.values()),
                  "one kernel name per key")
-    checks.check(all(c == launches for c in per_key.values()),
-                 f"each key seen once per replay ({launches})",
-                 f"counts {sorted(set(per_key.values()))}")
+    if not missing:
+        # Every exec's kernel nodes, each seen once per launch of that exec.
+        want = sorted(n for nodes, n in execs.values() for _ in range(nodes))
+        checks.check(sorted(per_key.values()) == want,
+                     "one key per graph kernel node, each seen once per replay of its exec",
+                     f"{len(per_key)} keys for {len(want)} nodes; counts "
+                     f"{sorted(set(per_key.values()))}, expected {sorted(set(want))}")
 
-    # Linkage to the CPU op that launched the graph.
-    cpu_ops = [e for e in events if e.get("ph") == "X"
-               and e.get("cat") in ("user_annotation", "cpu_op") and e.get("name") == marker]
+    # The launching CPU ops: one per marker push, and every hipGraphLaunch
+    # inside one of them on its own thread, on one clock.
     outer = [e for e in events if e.get("ph") == "X" and e.get("name") == outer_name
              and e.get("cat") in ("user_annotation", "cpu_op")]
     checks.check(len(outer) == 1, f"the outer record_function {outer_name!r} is in the trace")
-    if checks.check(len(cpu_ops) == 1, f"the launching CPU op {marker!r} is in the trace",
-                    f"{len(cpu_ops)} found; profile_all_threads is needed"):
-        op = cpu_ops[0]
-        op_start, op_end = op["ts"], op["ts"] + op["dur"]
+    cpu_ops = [e for e in events if e.get("ph") == "X"
+               and e.get("cat") in ("user_annotation", "cpu_op") and e.get("name") in markers]
+    found = collections.Counter(e["name"] for e in cpu_ops)
+    if checks.check(found == markers, "every workload marker is a CPU op in the trace",
+                    f"{sum(found.values())} of {sum(markers.values())} found; "
+                    f"profile_all_threads is needed"):
         launches_rt = [e for e in xs("cuda_runtime") if e["name"] == "hipGraphLaunch"]
-        inside = [e for e in launches_rt if op_start <= e["ts"] <= op_end]
+        inside = [e for e in launches_rt
+                  if any(o["tid"] == e["tid"] and o["ts"] <= e["ts"] <= o["ts"] + o["dur"]
+                         for o in cpu_ops)]
         checks.check(len(launches_rt) == launches and len(inside) == launches,
-                     "hipGraphLaunch calls lie inside the CPU op (one clock)",
+                     "hipGraphLaunch calls lie inside their thread's CPU op (one clock)",
                      f"{len(inside)} of {len(launches_rt)} inside, {launches} expected")
         if outer:
             o = outer[0]
-            checks.check(o["ts"] <= op_start and op_end <= o["ts"] + o["dur"] + 0.001,
-                         "the launching op lies inside the outer record_function")
+            checks.check(all(o["ts"] <= c["ts"] and c["ts"] + c["dur"] <= o["ts"] + o["dur"] + 0.001
+                             for c in cpu_ops),
+                         "the launching ops lie inside the outer record_function")
+        first_op = min(c["ts"] for c in cpu_ops)
         first_kernel = min((k["ts"] for k in kernels), default=None)
-        checks.check(first_kernel is not None and first_kernel >= op_start,
+        checks.check(first_kernel is not None and first_kernel >= first_op,
                      "kernels start after their CPU op started")
 
     check_links(events, truth, checks)

@@ -11,13 +11,24 @@
 # crates/cli/tests/readme_figures.rs re-runs each row and compares it with
 # the README.
 #
-#   scripts/concurrency-table.sh [--seed N]
+#   scripts/concurrency-table.sh [--seed N] [--bin PATH]
+#     --bin: a kineto-rocm binary already built, with its libraries beside
+#     it (scripts/gpu-machine-check.sh stages one); default: build one.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seed=1
-[ "${1:-}" = "--seed" ] && seed=$2
-cargo build --release -q --workspace
-bin=target/release/kineto-rocm
+bin=
+while [ $# -gt 0 ]; do
+  case $1 in
+    --seed) seed=$2; shift 2 ;;
+    --bin) bin=$2; shift 2 ;;
+    *) echo "concurrency-table.sh: unknown argument $1 (--seed N, --bin PATH)" >&2; exit 2 ;;
+  esac
+done
+if [ -z "$bin" ]; then
+  cargo build --release -q --workspace
+  bin=target/release/kineto-rocm
+fi
 
 row() { # file model method -> "graph attributed withheld wrong"
   "$bin" validate --workload "$1" --submission-model "$2" --attribution-method "$3" \
@@ -32,9 +43,9 @@ print(v["carrying_both_fields"] + v["withheld_records"], v["carrying_both_fields
 echo "| threads | graph sizes | graph kernels | rocm: attributed / withheld / wrong | ideal: attributed / withheld / wrong | launch-stack (the seed's), rocm: attributed / wrong | launch-stack, ideal: attributed / wrong |"
 echo "|---|---|---|---|---|---|---|"
 for n in 1 2 3 4 8 16; do
-  for sizes in equal mixed; do
+  for sizes in equal mixed shared; do
     f=tests/workloads/concurrent-${n}threads.json
-    [ "$sizes" = mixed ] && f=tests/workloads/concurrent-mixed-${n}threads.json
+    [ "$sizes" = equal ] || f=tests/workloads/concurrent-${sizes}-${n}threads.json
     read -r graph ra rw rx < <(row "$f" rocm evidence)
     read -r _ ia iw ix < <(row "$f" ideal evidence)
     read -r _ sra _ srx < <(row "$f" rocm launch-stack)
@@ -43,4 +54,4 @@ for n in 1 2 3 4 8 16; do
   done
 done
 echo
-echo "Each cell: $bin validate --workload tests/workloads/concurrent[-mixed]-Nthreads.json --submission-model rocm|ideal --attribution-method evidence|launch-stack --seed $seed --json"
+echo "Each cell: $bin validate --workload tests/workloads/concurrent[-mixed|-shared]-Nthreads.json --submission-model rocm|ideal --attribution-method evidence|launch-stack --seed $seed --json"

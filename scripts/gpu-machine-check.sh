@@ -14,6 +14,8 @@
 #   concurrent-exclusive  tests/workloads/concurrent-8threads-marked.json:
 #              8 threads, each replaying its graph inside its own
 #              record_function, checked kernel by kernel against the truth
+# and the README's concurrency table (scripts/concurrency-table.sh) on that
+# machine's cores, seeds 1 and 2.
 # Each log starts with the commit and the exact command.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -21,6 +23,11 @@ if [ "${1:-}" = "--stage" ]; then
   mkdir -p build/device/lib
   for lib in libkineto_rocm.so libkineto_rocm_kineto.so librocprofiler_sim.so; do
     strip --strip-debug -o "build/device/lib/$lib" "build/ci/lib/$lib"
+  done
+  # The CLI with the libraries it loads from beside it, for the table.
+  mkdir -p build/device/bin
+  for f in kineto-rocm libkineto_rocm.so librocprofiler_sim.so; do
+    strip --strip-debug -o "build/device/bin/$f" "target/release/$f"
   done
   git rev-parse HEAD >build/device/COMMIT
   ls -la build/device/lib
@@ -51,4 +58,14 @@ run() { # name args...
 run torch-check-default --mode default
 run torch-check-exclusive --mode exclusive
 run torch-check-concurrent-exclusive --mode exclusive --workload tests/workloads/concurrent-8threads-marked.json
+for seed in 1 2; do
+  {
+    echo "commit: $commit"
+    echo "machine: $(nvidia-smi -L 2>/dev/null | head -1), $(nproc) cores"
+    echo "command: scripts/concurrency-table.sh --seed $seed --bin build/device/bin/kineto-rocm"
+    echo
+    scripts/concurrency-table.sh --seed "$seed" --bin build/device/bin/kineto-rocm
+  } >"$out/concurrency-table-seed$seed.log" 2>&1 || status=1
+  echo "concurrency table, seed $seed: $(grep -c '^| [0-9]' "$out/concurrency-table-seed$seed.log") rows"
+done
 exit $status

@@ -84,9 +84,13 @@ pub fn attribute_window(
     let mut index = CallIndex::new(evidence, &|exec| memory.distrusts(exec));
     let overflowing = rules::backlog::possibly_full(&index, observations, evidence.queue_slots);
     summary.queues_may_have_overflowed = overflowing.len() as u64;
-    let (mut keys, mut links): (Vec<KeyVerdict>, Vec<LinkVerdict>) = observations
+    let candidates: Vec<_> = observations
         .iter()
-        .map(|o| rules::candidates::decide(&mut index, o, &overflowing))
+        .map(|o| rules::candidates::candidates(&mut index, o, &overflowing))
+        .collect();
+    let (mut keys, mut links): (Vec<KeyVerdict>, Vec<LinkVerdict>) = candidates
+        .iter()
+        .map(|c| rules::candidates::decide(&index, c))
         .unzip();
     rules::queue_order::apply(&index, observations, &mut keys, &mut links);
     rules::dependency_order::apply(&index, observations, &mut keys, &links);

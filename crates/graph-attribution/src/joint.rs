@@ -50,10 +50,11 @@ use crate::work::{MatchKey, Output};
 
 /// Propagation rounds before the rules stop (each round is near-linear in
 /// the number of candidate edges).
-const MAX_ROUNDS: usize = 200;
+const MAX_ROUNDS: usize = 50;
 
-/// Windows with more candidate edges than this are not searched.
-const MAX_EDGES: usize = 20_000_000;
+/// Windows with more candidate edges than this are not searched (about 17
+/// bytes each while the rules run).
+const MAX_EDGES: usize = 4_000_000;
 
 /// One output of one call, as the rules see it.
 #[derive(Clone, Copy, Debug)]

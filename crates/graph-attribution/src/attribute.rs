@@ -27,13 +27,13 @@
 //! 4. **Dependency order** (`rules::dependency_order`). An exec's nodes that
 //!    run the same kernel and are ordered by dependencies are matched, in
 //!    one launch, by start time.
-//! 8-10. **Joint assignment** (`crate::joint`): every record's candidates,
-//!    narrowed by rules 2 to 5, are a domain; `rules::processing_order`
-//!    (a writer entered before its record was processed), `rules::exact_cover`
-//!    (records and outputs match one to one) and `rules::time_order`
-//!    (dependencies and stream order on the device's clock) remove what no
-//!    consistent assignment contains; what is left names one node or one
-//!    call, or the record stays withheld.
+//! 8. **Joint assignment, rules 8 to 10** (`crate::joint`): every record's
+//!    candidates, narrowed by rules 2 to 5, are a domain;
+//!    `rules::processing_order` (a writer entered before its record was
+//!    processed), `rules::exact_cover` (records and outputs match one to
+//!    one) and `rules::time_order` (dependencies and stream order on the
+//!    device's clock) remove what no consistent assignment contains; what
+//!    is left names one node or one call, or the record stays withheld.
 //! 6. **One kernel per key** (`rules::one_kernel_per_key`), across the
 //!    session: the safety net.
 //!

@@ -27,6 +27,13 @@
 //! 4. **Dependency order** (`rules::dependency_order`). An exec's nodes that
 //!    run the same kernel and are ordered by dependencies are matched, in
 //!    one launch, by start time.
+//! 8. **Joint assignment, rules 8 to 10** (`crate::joint`): every record's
+//!    candidates, narrowed by rules 2 to 5, are a domain;
+//!    `rules::processing_order` (a writer entered before its record was
+//!    processed), `rules::exact_cover` (records and outputs match one to
+//!    one) and `rules::time_order` (dependencies and stream order on the
+//!    device's clock) remove what no consistent assignment contains; what
+//!    is left names one node or one call, or the record stays withheld.
 //! 6. **One kernel per key** (`rules::one_kernel_per_key`), across the
 //!    session: the safety net.
 //!
@@ -43,11 +50,15 @@
 //!   barrier packets); nodes are created after their dependencies.
 //! - The graph-building calls the tool follows say what each node runs; a
 //!   call it cannot follow makes the exec's work unknown.
+//! - Rules 4, 5 and 8 to 10 also rest on named assumptions a user can
+//!   withdraw (`crate::assumptions`): processing order, one dispatch per
+//!   kernel, dependency order and stream order.
 //!
 //! Withholding is always acceptable; a wrong pair or a wrong link is not.
 
 use crate::calls::CallIndex;
 use crate::evidence::WindowEvidence;
+use crate::joint;
 use crate::rules;
 use crate::session::SessionMemory;
 use crate::verdict::{KeyVerdict, LinkVerdict, Summary};
@@ -84,12 +95,33 @@ pub fn attribute_window(
     let mut index = CallIndex::new(evidence, &|exec| memory.distrusts(exec));
     let overflowing = rules::backlog::possibly_full(&index, observations, evidence.queue_slots);
     summary.queues_may_have_overflowed = overflowing.len() as u64;
-    let (mut keys, mut links): (Vec<KeyVerdict>, Vec<LinkVerdict>) = observations
+    let candidates: Vec<_> = observations
         .iter()
-        .map(|o| rules::candidates::decide(&mut index, o, &overflowing))
+        .map(|o| rules::candidates::candidates(&mut index, o, &overflowing))
+        .collect();
+    let (mut keys, mut links): (Vec<KeyVerdict>, Vec<LinkVerdict>) = candidates
+        .iter()
+        .map(|c| rules::candidates::decide(&index, c))
         .unzip();
-    rules::queue_order::apply(&index, observations, &mut keys, &mut links);
-    rules::dependency_order::apply(&index, observations, &mut keys, &links);
+    let assumptions = memory.assumptions();
+    rules::queue_order::apply(&index, observations, &mut keys, &mut links, assumptions);
+    if assumptions.dependency_order {
+        rules::dependency_order::apply(&index, observations, &mut keys, &links);
+    }
+    let joint = joint::apply(
+        &index,
+        observations,
+        &candidates,
+        &mut keys,
+        &mut links,
+        assumptions,
+    );
+    if joint.contradicted > 0 {
+        log::warn!(
+            "kineto-rocm: the evidence of {} records contradicts the assignment rules' assumptions; they are withheld",
+            joint.contradicted
+        );
+    }
     rules::one_kernel_per_key::apply(observations, &mut keys, &mut links, memory);
     for (key, link) in keys.iter().zip(&links) {
         summary.count(key, link);

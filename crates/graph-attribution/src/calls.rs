@@ -53,6 +53,41 @@ impl ResolvedExec {
         nodes.sort_unstable();
         nodes.windows(2).all(|w| self.depends_on(w[1], w[0]))
     }
+
+    /// For each output (by its index in `outputs`), the outputs it waits
+    /// for nearest: its dependencies that produce a record, and, through a
+    /// dependency that produces none (an empty or event node), that one's.
+    /// Outputs are in creation order, a topological order.
+    pub(crate) fn nearest_producing_ancestors(&self) -> Vec<Vec<u32>> {
+        let mut output_of = vec![None; self.deps.len()];
+        for (k, p) in self.outputs.iter().enumerate() {
+            if let Some(node) = p.node {
+                output_of[node.index()] = Some(k as u32);
+            }
+        }
+        self.outputs
+            .iter()
+            .map(|p| {
+                let mut found = Vec::new();
+                let Some(node) = p.node else {
+                    return found;
+                };
+                let mut seen = vec![false; self.deps.len()];
+                let mut stack: Vec<u32> = self.deps[node.index()].to_vec();
+                while let Some(d) = stack.pop() {
+                    if std::mem::replace(&mut seen[d as usize], true) {
+                        continue;
+                    }
+                    match output_of[d as usize] {
+                        Some(k) => found.push(k),
+                        None => stack.extend_from_slice(&self.deps[d as usize]),
+                    }
+                }
+                found.sort_unstable();
+                found
+            })
+            .collect()
+    }
 }
 
 /// What a call produces, as far as the evidence says.

@@ -79,6 +79,7 @@
 
 #![forbid(unsafe_code)]
 
+pub mod assumptions;
 pub mod attribute;
 mod calls;
 pub mod diagnostics;
@@ -87,6 +88,7 @@ pub mod evidence;
 pub mod exec_table;
 pub mod ids;
 mod intervals;
+mod joint;
 pub mod launch_log;
 mod launch_stack;
 mod rules;
@@ -96,6 +98,7 @@ pub mod tracker;
 pub mod verdict;
 pub mod work;
 
+pub use assumptions::{Assumptions, DISTRUST_VAR};
 pub use attribute::{attribute_window, AttributedWindow};
 pub use diagnostics::{Anomaly, AnomalyCounts};
 pub use env::{graph_attribution_enabled, DISABLE_GRAPH_ATTRIBUTION_VAR};

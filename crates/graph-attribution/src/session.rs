@@ -6,6 +6,7 @@
 
 use std::collections::{HashMap, HashSet};
 
+use crate::assumptions::Assumptions;
 use crate::ids::{AttributionId, GraphKey};
 use crate::work::Observed;
 
@@ -13,11 +14,25 @@ use crate::work::Observed;
 pub struct SessionMemory {
     emitted: HashMap<GraphKey, Observed>,
     distrusted: HashSet<AttributionId>,
+    assumptions: Assumptions,
 }
 
 impl SessionMemory {
+    /// Every assumption held (`Assumptions::ALL`).
     pub fn new() -> SessionMemory {
         SessionMemory::default()
+    }
+
+    /// A session whose rules use only `assumptions`.
+    pub fn with_assumptions(assumptions: Assumptions) -> SessionMemory {
+        SessionMemory {
+            assumptions,
+            ..SessionMemory::default()
+        }
+    }
+
+    pub fn assumptions(&self) -> Assumptions {
+        self.assumptions
     }
 
     pub(crate) fn emitted(&self, key: GraphKey) -> Option<Observed> {

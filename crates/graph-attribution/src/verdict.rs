@@ -65,6 +65,9 @@ pub enum KeyProof {
     /// Nodes running the same kernel told apart by their dependencies
     /// (rule 4).
     DependencyOrder,
+    /// Every assignment of the window's records to its calls' outputs that
+    /// satisfies rules 8 to 10 gives this record this node (`crate::joint`).
+    OnlyConsistentAssignment,
 }
 
 /// How a link was proven.
@@ -78,6 +81,9 @@ pub enum LinkProof {
     /// One thread's records of this kind from calls on one stream, in start
     /// order (rule 5).
     StreamOrder,
+    /// Every assignment of the window's records to its calls' outputs that
+    /// satisfies rules 8 to 10 gives this record this call (`crate::joint`).
+    OnlyConsistentAssignment,
 }
 
 /// Why a key or a link was withheld.
@@ -112,6 +118,10 @@ pub enum Reason {
     ExecHasNoId,
     /// The key would have been emitted for records of different kernels.
     KeyCoversSeveralKernels,
+    /// No assignment of the window's records to its calls' outputs satisfies
+    /// rules 8 to 10: an assumption they rest on failed here, so nothing the
+    /// records of this kind were given is trusted.
+    Contradiction,
 }
 
 impl Reason {
@@ -128,6 +138,7 @@ impl Reason {
             Reason::NoProducer => "no matching producer",
             Reason::ExecHasNoId => "exec has no id",
             Reason::KeyCoversSeveralKernels => "key covers several kernels",
+            Reason::Contradiction => "evidence contradicts the assignment rules",
         }
     }
 }

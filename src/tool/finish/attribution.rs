@@ -23,9 +23,9 @@ use super::roles;
 use activity_store::{CopyDirection, FinalisedWindow};
 use dashmap::DashMap;
 use graph_attribution::{
-    attribute_window, BlitKind, Call, CallWork, Direction, ExecHandle, ExecIdentity, GraphKey,
-    GraphStructure, KernelShape, KeyVerdict, LaunchCall, LaunchTracker, LinkVerdict, Observation,
-    Observed, SessionMemory, TrackerConfig, WindowEvidence,
+    attribute_window, Assumptions, BlitKind, Call, CallWork, Direction, ExecHandle, ExecIdentity,
+    GraphKey, GraphStructure, KernelShape, KeyVerdict, LaunchCall, LaunchTracker, LinkVerdict,
+    Observation, Observed, SessionMemory, TrackerConfig, WindowEvidence,
 };
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -119,7 +119,7 @@ impl Attribution {
             blits: RwLock::new(HashMap::new()),
             works: DashMap::new(),
             presence: Presence::default(),
-            memory: Mutex::new(SessionMemory::new()),
+            memory: Mutex::new(SessionMemory::with_assumptions(assumptions_from_env())),
             last_correlation_id: AtomicU64::new(0),
             queue_slots: std::env::var("ROC_AQL_QUEUE_SIZE")
                 .ok()
@@ -399,6 +399,16 @@ impl Attribution {
         }
         (lines, summary.queues_may_have_overflowed > 0)
     }
+}
+
+/// The assumptions `KINETO_ROCM_ATTRIBUTION_DISTRUST` leaves the rules.
+fn assumptions_from_env() -> Assumptions {
+    let value = std::env::var(graph_attribution::DISTRUST_VAR).ok();
+    let (assumptions, warning) = Assumptions::parse(value.as_deref());
+    if let Some(warning) = warning {
+        log::warn!("kineto-rocm: {warning}");
+    }
+    assumptions
 }
 
 /// A call's CPU side a linked record takes: (default External id, user

@@ -38,44 +38,76 @@ enum Agreement {
     Mixed,
 }
 
-/// Rules 1-3 for one record: its key and its link. `overflowing`: queues
+/// One output of one call: (call index, index into the call's outputs).
+pub(crate) type Slot = (u32, u32);
+
+/// Rule 1 for one record: every (call, output) that could have written it,
+/// or why its writer cannot be bounded. `overflowing`: queues
 /// `rules::backlog` found may have been full.
-pub(crate) fn decide(
+pub(crate) fn candidates(
     index: &mut CallIndex<'_>,
     observation: &Observation,
     overflowing: &std::collections::HashSet<u64>,
-) -> (KeyVerdict, LinkVerdict) {
-    let withheld = |reason| (KeyVerdict::Withheld(reason), LinkVerdict::Unlinked(reason));
+) -> Result<Vec<Slot>, Reason> {
     if !index.evidence.calls_complete {
-        return withheld(Reason::CallsDropped);
+        return Err(Reason::CallsDropped);
     }
     if observation.dispatch_id.is_some() && overflowing.contains(&observation.queue_id) {
-        return withheld(Reason::QueueMayHaveOverflowed);
+        return Err(Reason::QueueMayHaveOverflowed);
     }
-    // Rule 1: the neighbourhood of the processing call.
+    // The neighbourhood of the processing call.
     let Some(p) = index.call_of(observation.correlation_id) else {
-        return withheld(Reason::ProcessedOutsideKnownCall);
+        return Err(Reason::ProcessedOutsideKnownCall);
     };
     let hull = index.hull(p);
     if hull.at_edge {
-        return withheld(Reason::WindowEdge);
+        return Err(Reason::WindowEdge);
     }
     if index.unknown_within(hull) {
-        return withheld(Reason::UnknownWorkNearby);
+        return Err(Reason::UnknownWorkNearby);
     }
     let Some(producers) = index.producers.get(&MatchKey::of(&observation.observed)) else {
-        return withheld(Reason::NoProducer);
+        return Err(Reason::NoProducer);
+    };
+    let mut out: Vec<Slot> = producers
+        .intervals
+        .overlapping(hull.start, hull.end)
+        .map(|entry| producers.entries[entry as usize])
+        .filter(|&(call, k)| {
+            index.outputs[call as usize][k as usize]
+                .output
+                .matches(&observation.observed)
+        })
+        .collect();
+    if out.is_empty() {
+        return Err(Reason::NoProducer);
+    }
+    out.sort_unstable();
+    out.dedup();
+    Ok(out)
+}
+
+/// Rules 2 and 3 for one record, from its candidates (rule 1): its key and
+/// its link.
+pub(crate) fn decide(
+    index: &CallIndex<'_>,
+    candidates: &Result<Vec<Slot>, Reason>,
+) -> (KeyVerdict, LinkVerdict) {
+    let candidates = match candidates {
+        Ok(c) => c,
+        Err(reason) => {
+            return (
+                KeyVerdict::Withheld(*reason),
+                LinkVerdict::Unlinked(*reason),
+            )
+        }
     };
     let mut agreement = Agreement::None;
     let mut eager = false;
     let mut first_call: Option<u32> = None;
     let mut several_calls = false;
-    for entry in producers.intervals.overlapping(hull.start, hull.end) {
-        let (call, k) = producers.entries[entry as usize];
+    for &(call, k) in candidates {
         let produced = index.outputs[call as usize][k as usize];
-        if !produced.output.matches(&observation.observed) {
-            continue;
-        }
         match first_call {
             None => first_call = Some(call),
             Some(c) if c != call => several_calls = true,
@@ -95,9 +127,7 @@ pub(crate) fn decide(
             _ => eager = true,
         }
     }
-    let Some(first_call) = first_call else {
-        return withheld(Reason::NoProducer);
-    };
+    let first_call = first_call.expect("rule 1 returns no empty candidate list");
     // Rule 2: the key.
     let key = match (eager, agreement) {
         (true, Agreement::None) => KeyVerdict::NotGraphed,

@@ -27,6 +27,7 @@
 
 use std::collections::HashMap;
 
+use crate::assumptions::Assumptions;
 use crate::calls::{CallIndex, Produces};
 use crate::evidence::Observation;
 use crate::ids::{GraphKey, NodeId};
@@ -74,6 +75,7 @@ pub(crate) fn apply(
     observations: &[Observation],
     keys: &mut [KeyVerdict],
     links: &mut [LinkVerdict],
+    assumptions: Assumptions,
 ) {
     if !index.evidence.complete || index.has_edges() {
         return;
@@ -92,7 +94,13 @@ pub(crate) fn apply(
         {
             continue;
         }
-        let Some((assignment, proof)) = assign(index, key, observations, &mut records) else {
+        let Some((assignment, proof)) = assign(
+            index,
+            key,
+            observations,
+            &mut records,
+            assumptions.stream_order,
+        ) else {
             continue;
         };
         for (i, (call, node)) in records.into_iter().zip(assignment) {
@@ -141,6 +149,7 @@ fn assign(
     key: MatchKey,
     observations: &[Observation],
     records: &mut [usize],
+    stream_order: bool,
 ) -> Option<(Assignment, LinkProof)> {
     let producers = index.producers.get(&key)?;
     // Every producing entry, grouped by call. A copy that may have run as a
@@ -172,7 +181,9 @@ fn assign(
         .iter()
         .all(|&i| observations[i].queue_id == queue && observations[i].dispatch_id.is_some());
     let stream = index.call(first).stream;
-    let stream_order = stream.is_some() && per_call.keys().all(|&c| index.call(c).stream == stream);
+    let stream_order = stream_order
+        && stream.is_some()
+        && per_call.keys().all(|&c| index.call(c).stream == stream);
     let proof = if slot_order {
         records.sort_unstable_by_key(|&i| observations[i].dispatch_id);
         LinkProof::QueueOrder

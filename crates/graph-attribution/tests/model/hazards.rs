@@ -201,13 +201,22 @@ fn a_launch_that_processes_another_threads_kernel_does_not_claim_it() {
         w.observations[e].correlation_id, 1,
         "stamped with the launch"
     );
-    // The eager A and node 0's A could each be either: the candidates
-    // disagree, and one thread produced only one of them, so no rule
-    // settles it: withheld, never guessed.
+    // The eager A and node 0's A could each be either by their candidates
+    // (rules 1-3), and one thread produced only one of them (rule 5). But
+    // node 0 must end before node 1 (B) starts, and the eager A ran after B
+    // (its slot is after the launch's on the one queue): only the first A
+    // can be node 0 (rules 9 and 10).
     let n0 = find(&w, 1, Some(0));
-    assert_eq!(out.keys[e], KeyVerdict::Withheld(Reason::Ambiguous));
-    assert_eq!(out.keys[n0], KeyVerdict::Withheld(Reason::Ambiguous));
-    assert_eq!(out.links[e], LinkVerdict::Unlinked(Reason::SeveralCalls));
+    assert_eq!(
+        out.keys[n0],
+        keyed(key(id, 0), KeyProof::OnlyConsistentAssignment)
+    );
+    assert_eq!(
+        out.links[n0],
+        linked(1, LinkProof::OnlyConsistentAssignment)
+    );
+    assert_eq!(out.keys[e], KeyVerdict::NotGraphed);
+    assert_eq!(out.links[e], linked(2, LinkProof::OnlyConsistentAssignment));
     // Node 1's kernel (B) was produced by the launch only.
     let n1 = find(&w, 1, Some(1));
     assert_eq!(out.keys[n1], keyed(key(id, 1), KeyProof::OnlyPossibleNode));

@@ -7,6 +7,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 target="${CARGO_TARGET_DIR:-target}"
+echo "commit: $(git rev-parse --short HEAD)$(git diff --quiet HEAD || echo " (with local changes)")"
 cargo bench -q -p graph-attribution --bench hot_path -- --warm-up-time 1 --measurement-time 3 2>&1 \
   | grep -E "graph_launch|time:|thrpt:"
 cargo build -q --release -p graph-attribution --example hot_path_loop

@@ -3,8 +3,10 @@
 #   1M dispatches in one trace window, then 10M dispatches as 10 windows of
 #   1M (a profiler schedule), each written as soon as it stops.
 # The claim checked: memory is bounded by the records one window keeps, not
-# by how many launches the session made. Prints peak RSS for both and the
-# ratio; traces go to a temporary directory that is removed afterwards.
+# by how many launches the session made. Prints the commit, peak RSS for
+# both and the ratio, and exits 1 if ten windows take more than 1.25 times
+# the memory of one (the allocator keeps some freed pages; a leak per window
+# grows far past that). Traces go to a temporary directory, removed after.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo build --release -q -p kineto-rocm-cli -p kineto-rocm -p rocprofiler-sim
@@ -27,6 +29,12 @@ rm -f "$work"/one*.json
 echo "10M dispatches, ten windows of 1M ..." >&2
 ten=$(peak "$bin" run --workload "$work/graph-1m.json" --virtual-time --steps 10 \
       --profile-steps 0,1,2,3,4,5,6,7,8,9 --trace-per-window --out "$work/ten.json")
+echo "commit: $(git rev-parse --short HEAD)$(git diff --quiet HEAD || echo ' (with local changes)')"
 echo "peak RSS, 1M dispatches in 1 window:   $((one / 1024)) MiB"
 echo "peak RSS, 10M dispatches in 10 windows: $((ten / 1024)) MiB"
-python3 -c "print(f'ratio 10M/1M: {$ten/$one:.2f} (1.00 = nothing grows with the number of launches)')"
+python3 - "$one" "$ten" <<'PY'
+import sys
+one, ten = map(int, sys.argv[1:])
+print(f"ratio 10M/1M: {ten / one:.2f} (1.00 = nothing grows with the number of launches)")
+sys.exit(0 if ten <= 1.25 * one else 1)
+PY

@@ -212,7 +212,7 @@ int main(int argc, char** argv) {
     graphIds.insert(gid);
     ++perKey[nid];
     namesPerKey[nid].insert(ev["name"].get<std::string>());
-    packedRight += (nid >> 32) == gid && (nid & 0xffffffffu) == op["ordinal"].get<uint64_t>();
+    packedRight += (nid >> 32) == gid && (nid & 0xffffffffu) == op["node_index"].get<uint64_t>();
     if (args.contains("External id")) {
       ++linked;
       linkedRight += graphOp != nullptr && args["External id"].get<int64_t>() == graphOp->id;
@@ -250,7 +250,7 @@ int main(int argc, char** argv) {
   check(kernels == byDispatch.size() && missingDispatch == 0, "every kernel the simulator ran is in kineto's trace");
   check(graphed == truthGraphed && withFields == graphed, "every graph kernel carries graph id and graph node id");
   check(static_cast<size_t>(regexHits) == withFields, "PyTorch's regex reads every graph node id");
-  check(packedRight == withFields, "graph node id = (graph id << 32) | the dispatch's true ordinal");
+  check(packedRight == withFields, "graph node id = (graph id << 32) | the true node's creation index");
   check(perKey.size() == truthPerNode.size() && keysWithOneName == static_cast<int>(perKey.size()),
         "one key per graph node, each naming one kernel");
   if (graphOp != nullptr) {

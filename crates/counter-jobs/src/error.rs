@@ -7,14 +7,19 @@ use std::fmt;
 pub struct JobError {
     /// The job file, or `command line`.
     pub file: String,
-    /// Where: `jobs[1].pmc`, `job_replay_mode`, `--pmc`, or `jobs`.
+    /// Where: `jobs[1].pmc`, `job_replay_mode`, `--pmc`, or `jobs`; empty
+    /// for the file as a whole (it cannot be read, or is not JSON/YAML).
     pub path: String,
     pub message: String,
 }
 
 impl fmt::Display for JobError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: at `{}`: {}", self.file, self.path, self.message)
+        if self.path.is_empty() {
+            write!(f, "{}: {}", self.file, self.message)
+        } else {
+            write!(f, "{}: at `{}`: {}", self.file, self.path, self.message)
+        }
     }
 }
 

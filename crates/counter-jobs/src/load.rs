@@ -54,6 +54,12 @@ pub fn parse_str(text: &str, format: Format, name: &str) -> Result<JobFile, JobE
     };
     result.map_err(|(path, message)| {
         let path = if path == "." { String::new() } else { path };
+        // serde_yaml_ng starts its message with the path (or the path of
+        // the map holding the field), which the error already names.
+        let message = match message.split_once(": ") {
+            Some((head, rest)) if !head.is_empty() && path.starts_with(head) => rest.to_string(),
+            _ => message,
+        };
         JobErrors::single(name, path, message)
     })
 }

@@ -30,7 +30,10 @@ pub enum ReplayMode {
 /// A counter group: a list, or one string of names separated by spaces or
 /// commas (the form rocprofv3's command line and older files use).
 #[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
-#[serde(untagged)]
+#[serde(
+    untagged,
+    expecting = "a list of counter names, or one string of names separated by spaces or commas"
+)]
 pub enum CounterList {
     List(Vec<String>),
     Text(String),
@@ -55,7 +58,10 @@ impl CounterList {
 /// An integer, or a string holding one in decimal or `0x` hex (masks are
 /// usually written in hex).
 #[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
-#[serde(untagged)]
+#[serde(
+    untagged,
+    expecting = "a non-negative integer, or a string holding one in decimal or 0x hex"
+)]
 pub enum Number {
     Int(u64),
     Text(String),
@@ -79,7 +85,7 @@ impl Number {
 
 /// One string or a list of them (rocprofv3 writes several options as lists).
 #[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
-#[serde(untagged)]
+#[serde(untagged, expecting = "a string or a list of strings")]
 pub enum Strings {
     One(String),
     Many(Vec<String>),

@@ -829,3 +829,34 @@ fn the_shipped_examples_fold() {
     assert_eq!(plan.mode, JobReplayMode::Application);
     assert_eq!(plan.runs.len(), 3);
 }
+
+#[test]
+fn a_value_of_the_wrong_shape_says_what_was_expected() {
+    for (text, path, expected) in [
+        (
+            r#"{"jobs": [{"pmc": 5}]}"#,
+            "jobs[0].pmc",
+            "a list of counter names, or one string",
+        ),
+        (
+            r#"{"jobs": [{"advanced_thread_trace": true, "att_target_cu": -1}]}"#,
+            "jobs[0].att_target_cu",
+            "a non-negative integer",
+        ),
+        (
+            r#"{"jobs": [{"pmc": ["A"], "output_format": 3}]}"#,
+            "jobs[0].output_format",
+            "a string or a list of strings",
+        ),
+        (r#"{"jobs": {}}"#, "jobs", "expected a sequence"),
+        (
+            r#"{"job_replay_mode": "kernel"}"#,
+            "",
+            "missing field `jobs`",
+        ),
+    ] {
+        let e = parse_str(text, Format::Json, FILE).unwrap_err();
+        assert_eq!(e.paths(), vec![path], "{text}");
+        assert!(e.0[0].message.contains(expected), "{text}: {e}");
+    }
+}

@@ -14,7 +14,10 @@
 //!   kernel-replay run (`kernel`), and every combination refused.
 //! - [`plan`]: which pass collects which counter group, and where the
 //!   thread-trace pass goes.
+//! - [`agent_plan`]: one agent's passes, skipping the groups it cannot
+//!   collect and saying so.
 //! - [`describe`]: the runs and passes as a user reads them.
+pub mod agent_plan;
 pub mod describe;
 pub mod error;
 pub mod fold;
@@ -23,6 +26,7 @@ pub mod load;
 pub mod plan;
 pub mod schema;
 
+pub use agent_plan::{AgentPlan, SkippedGroup};
 pub use error::{JobError, JobErrors};
 pub use fold::{fold, CommandLine, Plan, Replay, Run, RunCollection};
 pub use job::{Job, RunOptions, Service, ThreadTrace};

@@ -4,6 +4,7 @@
 //!   kineto-rocm demo                         the built-in 32-node graph x 200
 //!   kineto-rocm run --workload W --out T     any workload file
 //!   kineto-rocm validate --workload W        compare with the ground truth
+mod jobs;
 mod markers;
 mod session;
 mod table;
@@ -160,8 +161,30 @@ struct RunArgs {
     /// extension) as soon as it stops, so memory holds one window at a time.
     #[arg(long)]
     trace_per_window: bool,
+    /// A counter job file (JSON or YAML: rocprofv3's `jobs` with
+    /// `job_replay_mode`; default: $KINETO_ROCM_JOB_FILE). It is checked
+    /// and its plan shown before the run; a bad file exits with 2.
+    #[arg(long, value_name = "FILE")]
+    jobs: Option<PathBuf>,
+    /// A counter group, names separated by spaces or commas; repeat the
+    /// flag for several groups (rocprofv3's --pmc).
+    #[arg(long, value_name = "COUNTERS")]
+    pmc: Vec<String>,
+    /// How several counter groups are collected: `application`, a profiler
+    /// step each, or `kernel`, the passes of a kernel replay.
+    #[arg(long, value_enum)]
+    replay_mode: Option<ReplayArg>,
+    /// Acknowledges that kernel replay is a beta SDK service.
+    #[arg(long)]
+    kernel_replay_beta_enabled: bool,
     #[command(flatten)]
     model: ModelArgs,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum ReplayArg {
+    Application,
+    Kernel,
 }
 
 /// Profiled step ranges, inclusive, in order and not overlapping.
@@ -227,6 +250,50 @@ impl RunArgs {
 
 fn progress(message: &str) {
     eprintln!("kineto-rocm: {message}");
+}
+
+/// Why a command stopped.
+enum Stop {
+    /// The user's input is wrong (a bad job file): exit 2, as for a bad flag.
+    BadInput(String),
+    Failed(String),
+}
+
+impl From<String> for Stop {
+    fn from(message: String) -> Stop {
+        Stop::Failed(message)
+    }
+}
+
+/// Checks the job file asked for and shows its plan, through `show` (stdout
+/// for `run`; stderr for `validate`, whose stdout may be JSON).
+fn check_jobs(args: &RunArgs, show: fn(&str)) -> Result<(), Stop> {
+    let cli = counter_jobs::CommandLine {
+        pmc: args
+            .pmc
+            .iter()
+            .map(|g| counter_jobs::schema::CounterList::Text(g.clone()).names())
+            .collect(),
+        replay_mode: args.replay_mode.map(|m| match m {
+            ReplayArg::Application => counter_jobs::ReplayMode::Application,
+            ReplayArg::Kernel => counter_jobs::ReplayMode::Kernel,
+        }),
+        kernel_replay_beta_enabled: args.kernel_replay_beta_enabled,
+    };
+    let Some(jobs) = jobs::plan(args.jobs.as_deref(), &cli).map_err(Stop::BadInput)? else {
+        return Ok(());
+    };
+    match &jobs.file {
+        Some(file) => show(&format!("counter plan of job file {}:", file.display())),
+        None => show("counter plan of the command line:"),
+    }
+    for line in jobs.plan.to_string().lines() {
+        show(line);
+    }
+    progress(
+        "counters are not collected yet: the job file is checked and its plan shown, and the trace carries no counter values",
+    );
+    Ok(())
 }
 
 /// How a workload is run: how many steps, which are profiled, where traces go.
@@ -353,7 +420,8 @@ impl RunArgs {
     }
 }
 
-fn run(args: &RunArgs, out: &Path) -> Result<(), String> {
+fn run(args: &RunArgs, out: &Path) -> Result<(), Stop> {
+    check_jobs(args, |line| println!("{line}"))?;
     let workload = args.workload()?;
     args.model.export_tool_settings();
     let mut plan = args.plan(out);
@@ -386,7 +454,8 @@ fn validate_command(
     json: bool,
     out: Option<&Path>,
     truth_out: Option<&Path>,
-) -> Result<bool, String> {
+) -> Result<bool, Stop> {
+    check_jobs(args, |line| eprintln!("{line}"))?;
     let workload = args.workload()?;
     args.model.export_tool_settings();
     let default_out =
@@ -396,10 +465,10 @@ fn validate_command(
     let plan = args.plan(out);
     if let Some(&(_, last)) = plan.schedule.0.last() {
         if last >= plan.steps {
-            return Err(format!(
+            return Err(Stop::Failed(format!(
                 "--profile-steps names step {last}, but only {} steps run (--steps)",
                 plan.steps
-            ));
+            )));
         }
     }
     let session = profile(&workload, &plan)?;
@@ -414,11 +483,11 @@ fn validate_command(
             .map_err(|e| format!("{}: cannot write: {e}", path.display()))?;
     }
     if truth.runs.len() != plan.steps as usize {
-        return Err(format!(
+        return Err(Stop::Failed(format!(
             "the simulator recorded {} runs for {} steps",
             truth.runs.len(),
             plan.steps
-        ));
+        )));
     }
     if let Some(asked) = args.model.submission_model {
         let asked = SubmissionModel::from(asked);
@@ -428,11 +497,11 @@ fn validate_command(
             other => other,
         };
         if ran != asked.name() {
-            return Err(format!(
+            return Err(Stop::Failed(format!(
                 "asked for --submission-model {}, but the simulator ran {ran}: \
                  nothing to validate under the model asked for",
                 asked.name()
-            ));
+            )));
         }
     }
     let steps_of = |&(first, last): &(u32, u32)| -> Vec<usize> {
@@ -483,7 +552,7 @@ fn validate_command(
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let outcome = match &cli.command {
-        Command::Demo { out, model } => demo(out, model).map(|_| true),
+        Command::Demo { out, model } => demo(out, model).map(|_| true).map_err(Stop::Failed),
         Command::Run { run: args, out } => run(args, out).map(|_| true),
         Command::Validate {
             run: args,
@@ -500,7 +569,11 @@ fn main() -> ExitCode {
             );
             ExitCode::from(2)
         }
-        Err(message) => {
+        Err(Stop::BadInput(message)) => {
+            eprintln!("kineto-rocm: {message}");
+            ExitCode::from(2)
+        }
+        Err(Stop::Failed(message)) => {
             eprintln!("kineto-rocm: {message}");
             ExitCode::FAILURE
         }

@@ -40,6 +40,17 @@ c_enum! {
         ERROR_METRIC_NOT_VALID_FOR_AGENT = 20,
         ERROR_FINALIZED = 21,
         ERROR_HSA_NOT_LOADED = 22,
+        /// The agent's architecture has no counter definitions.
+        ERROR_AGENT_ARCH_NOT_SUPPORTED = 39,
+    }
+}
+
+c_enum! {
+    /// `rocprofiler_counter_info_version_id_t`.
+    rocprofiler_counter_info_version_id_t(u32) {
+        NONE = 0,
+        V0 = 1,
+        V1 = 2,
     }
 }
 

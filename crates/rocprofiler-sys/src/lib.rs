@@ -15,6 +15,7 @@
 mod agent;
 mod buffer_records;
 mod callback_payloads;
+mod counters;
 mod enums;
 mod hip;
 pub mod hip_api_names;
@@ -26,6 +27,7 @@ mod types;
 pub use agent::*;
 pub use buffer_records::*;
 pub use callback_payloads::*;
+pub use counters::*;
 pub use enums::*;
 pub use hip::*;
 pub use registration::*;

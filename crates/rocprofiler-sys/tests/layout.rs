@@ -45,6 +45,13 @@ fn sizes_the_sdk_fixes() {
     );
     // fwd.h:554-558: a union of uint64_t and void*.
     assert_eq!(align_of::<rocprofiler_user_data_t>(), 8);
+    // counters.h: rocprofiler_counter_info_v0_t is the counter id, four
+    // string pointers and one uint8_t of bit-fields (41), padded to 48.
+    assert_eq!(size_of::<rocprofiler_counter_info_v0_t>(), 48);
+    assert_eq!(
+        std::mem::offset_of!(rocprofiler_counter_info_v0_t, flags),
+        40
+    );
 }
 
 #[cfg(has_sdk_headers)]

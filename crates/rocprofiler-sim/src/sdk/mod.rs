@@ -8,6 +8,7 @@ pub(crate) mod code_object;
 pub(crate) mod completion;
 pub(crate) mod context;
 pub(crate) mod correlation;
+mod counters;
 mod discovery;
 pub(crate) mod exports;
 pub(crate) mod graph_trace;

@@ -1,0 +1,234 @@
+//! `kineto-rocm run --jobs FILE` and `KINETO_ROCM_JOB_FILE`: the counter
+//! job file is checked before anything runs, a bad one exits with 2 naming
+//! the file, the job and the field, and a good one's plan is printed.
+use rocprofiler_sim::workload::shipped;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("kineto-rocm-jobs-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir.join(name)
+}
+
+fn write(name: &str, text: &str) -> PathBuf {
+    let path = scratch(name);
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+/// `kineto-rocm run` of a small workload; `env_file` sets the environment
+/// variable, which is removed otherwise.
+fn run(out: &Path, args: &[&str], env_file: Option<&Path>) -> Output {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_kineto-rocm"));
+    command
+        .arg("run")
+        .arg("--workload")
+        .arg(shipped::path("topology-fanout2.json"))
+        .arg("--virtual-time")
+        .arg("--out")
+        .arg(out)
+        .args(args)
+        .env_remove("KINETO_ROCM_JOB_FILE");
+    if let Some(file) = env_file {
+        command.env("KINETO_ROCM_JOB_FILE", file);
+    }
+    command.output().expect("run kineto-rocm")
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+const KERNEL_YAML: &str = "job_replay_mode: kernel
+jobs:
+  - pmc: [SQ_WAVES, GRBM_COUNT]
+    kernel_include_regex: gemm
+    kernel_replay_beta_enabled: true
+  - advanced_thread_trace: true
+    att_target_cu: 2
+  - pmc: [GRBM_GUI_ACTIVE]
+";
+
+#[test]
+fn a_good_job_file_prints_its_passes_and_runs() {
+    let file = write("kernel.yaml", KERNEL_YAML);
+    let out = scratch("good.json");
+    let output = run(&out, &["--jobs", file.to_str().unwrap()], None);
+    let stdout = text(&output.stdout);
+    assert!(
+        output.status.success(),
+        "{stdout}\n{}",
+        text(&output.stderr)
+    );
+    assert!(stdout.starts_with(&format!("counter plan of job file {}:\n", file.display())));
+    assert!(stdout.contains(
+        "run 0 (jobs 0, 1, 2): kernel replay, 3 passes per selected dispatch\n  pass 0: counters SQ_WAVES, GRBM_COUNT\n  pass 1: thread trace (target_cu 2,"
+    ), "{stdout}");
+    assert!(
+        stdout.contains(
+            "  pass 2: counters GRBM_GUI_ACTIVE\n  options: kernel_include_regex \"gemm\"\n"
+        ),
+        "{stdout}"
+    );
+    assert!(out.exists(), "the workload ran and wrote its trace");
+    assert!(text(&output.stderr).contains("counters are not collected yet"));
+}
+
+#[test]
+fn a_bad_job_file_exits_2_naming_file_job_and_field_and_runs_nothing() {
+    let file = write(
+        "bad.json",
+        r#"{"job_replay_mode": "kernel", "jobs": [
+            {"pmc": ["SQ_WAVES"], "advanced_thread_trace": true},
+            {"pmc": ["GRBM_COUNT"], "att_target_cu": 2, "kernel_replay_beta_enabled": true},
+            {"advanced_thread_trace": true},
+            {"advanced_thread_trace": true}
+        ]}"#,
+    );
+    let out = scratch("bad-trace.json");
+    let output = run(&out, &["--jobs", file.to_str().unwrap()], None);
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = text(&output.stderr);
+    let name = file.display().to_string();
+    for path in [
+        "jobs[0]`: selects two services",
+        "jobs[1].att_target_cu`: a thread-trace setting on a counter job",
+        "jobs[3].advanced_thread_trace`: a second thread-trace job (jobs[2]",
+    ] {
+        assert!(
+            stderr.contains(&format!("{name}: at `{path}")),
+            "{path}\n{stderr}"
+        );
+    }
+    assert!(
+        stderr.contains("(3 problem(s)); nothing was run"),
+        "{stderr}"
+    );
+    assert!(text(&output.stdout).is_empty());
+    assert!(!out.exists(), "nothing ran");
+}
+
+#[test]
+fn the_environment_names_the_job_file_and_the_flag_wins() {
+    let good = write("env-good.yaml", KERNEL_YAML);
+    let bad = write("env-bad.yaml", "jobs:\n  - pmcc: [SQ_WAVES]\n");
+    let from_env = run(&scratch("env.json"), &[], Some(&bad));
+    assert_eq!(from_env.status.code(), Some(2));
+    assert!(text(&from_env.stderr).contains(&format!(
+        "{}: at `jobs[0].pmcc`: unknown field",
+        bad.display()
+    )));
+    let flag = run(
+        &scratch("flag.json"),
+        &["--jobs", good.to_str().unwrap()],
+        Some(&bad),
+    );
+    assert!(flag.status.success(), "{}", text(&flag.stderr));
+    assert!(text(&flag.stdout).contains("kernel replay, 3 passes"));
+}
+
+#[test]
+fn a_legacy_file_is_one_step_per_job() {
+    let file = write(
+        "legacy.json",
+        r#"{"jobs": [{"pmc": "SQ_WAVES"}, {"advanced_thread_trace": true}, {"pmc_groups": [["A"], ["B"]]}]}"#,
+    );
+    let output = run(
+        &scratch("legacy-trace.json"),
+        &["--jobs", file.to_str().unwrap()],
+        None,
+    );
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let stdout = text(&output.stdout);
+    assert!(stdout.contains(
+        "job_replay_mode application: each job is a profiler step of its own; 4 run(s)\nrun 0 (job 0): counters SQ_WAVES\nrun 1 (job 1): thread trace (target_cu 1,"
+    ), "{stdout}");
+    assert!(
+        stdout.contains("run 2 (job 2): counters A\nrun 3 (job 2): counters B\n"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn command_line_counters_are_checked_with_the_file() {
+    let file = write("with-pmc.yaml", KERNEL_YAML);
+    let output = run(
+        &scratch("pmc.json"),
+        &[
+            "--jobs",
+            file.to_str().unwrap(),
+            "--pmc",
+            "TCC_HIT",
+            "--replay-mode",
+            "application",
+        ],
+        None,
+    );
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = text(&output.stderr);
+    assert!(
+        stderr.contains("command line: at `--pmc`: under job_replay_mode kernel"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("command line: at `--replay-mode`: `application` contradicts"),
+        "{stderr}"
+    );
+    let alone = run(
+        &scratch("pmc-alone.json"),
+        &[
+            "--pmc",
+            "SQ_WAVES,GRBM_COUNT",
+            "--pmc",
+            "TCC_HIT",
+            "--replay-mode",
+            "kernel",
+        ],
+        None,
+    );
+    assert_eq!(alone.status.code(), Some(2));
+    assert!(text(&alone.stderr)
+        .contains("command line: at `--kernel-replay-beta-enabled`: kernel replay is beta"));
+    let acknowledged = run(
+        &scratch("pmc-beta.json"),
+        &[
+            "--pmc",
+            "SQ_WAVES,GRBM_COUNT",
+            "--pmc",
+            "TCC_HIT",
+            "--replay-mode",
+            "kernel",
+            "--kernel-replay-beta-enabled",
+        ],
+        None,
+    );
+    assert!(
+        acknowledged.status.success(),
+        "{}",
+        text(&acknowledged.stderr)
+    );
+    assert!(text(&acknowledged.stdout).starts_with(
+        "counter plan of the command line:\njob_replay_mode application: each job is a profiler step of its own; 1 run(s)\nrun 0 (command line): kernel replay, 2 passes per selected dispatch\n  pass 0: counters SQ_WAVES, GRBM_COUNT\n  pass 1: counters TCC_HIT\n"
+    ));
+}
+
+#[test]
+fn a_file_that_is_not_json_or_yaml_or_absent_exits_2() {
+    let broken = write("broken.json", "{\"jobs\": [");
+    let output = run(
+        &scratch("broken-trace.json"),
+        &["--jobs", broken.to_str().unwrap()],
+        None,
+    );
+    assert_eq!(output.status.code(), Some(2));
+    assert!(text(&output.stderr).contains(&format!("{}: ", broken.display())));
+    let absent = scratch("absent.yaml");
+    let output = run(
+        &scratch("absent-trace.json"),
+        &["--jobs", absent.to_str().unwrap()],
+        None,
+    );
+    assert_eq!(output.status.code(), Some(2));
+    assert!(text(&output.stderr).contains("cannot read the job file"));
+}

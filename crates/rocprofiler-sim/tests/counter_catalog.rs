@@ -1,0 +1,262 @@
+//! The counter catalog and counter configurations answer as the SDK's
+//! counters.cpp and counter_config.cpp do: every gfx942 counter of the
+//! catalog on a GPU agent, none on the CPU, info for each id, configs bound
+//! to an agent with ids counting up.
+mod common;
+use common::*;
+use rocprofiler_sys as sys;
+use std::ffi::{c_void, CStr};
+
+type S = sys::rocprofiler_status_t;
+
+unsafe extern "C" fn collect_agents(
+    _v: sys::rocprofiler_agent_version_t,
+    agents: *mut *const c_void,
+    n: usize,
+    data: *mut c_void,
+) -> S {
+    // SAFETY: `data` is the test's Vec; the SDK passes `n` v0 agents.
+    unsafe {
+        for a in std::slice::from_raw_parts(agents, n) {
+            let a = &*(*a as *const sys::rocprofiler_agent_v0_t);
+            (*(data as *mut Vec<(u64, bool)>))
+                .push((a.id.handle, a.type_ == sys::rocprofiler_agent_type_t::GPU));
+        }
+    }
+    S::SUCCESS
+}
+
+unsafe extern "C" fn collect_counters(
+    _agent: sys::rocprofiler_agent_id_t,
+    counters: *mut sys::rocprofiler_counter_id_t,
+    n: usize,
+    data: *mut c_void,
+) -> S {
+    // SAFETY: `data` is the test's Vec; the SDK passes `n` ids.
+    unsafe {
+        let ids = std::slice::from_raw_parts(counters, n);
+        (*(data as *mut Vec<u64>)).extend(ids.iter().map(|c| c.handle));
+    }
+    S::SUCCESS
+}
+
+unsafe extern "C" fn refuse(
+    _agent: sys::rocprofiler_agent_id_t,
+    _counters: *mut sys::rocprofiler_counter_id_t,
+    _n: usize,
+    _data: *mut c_void,
+) -> S {
+    S::ERROR_INVALID_ARGUMENT
+}
+
+struct Api {
+    iterate: sys::rocprofiler_iterate_agent_supported_counters_fn,
+    info: sys::rocprofiler_query_counter_info_fn,
+    create: sys::rocprofiler_create_counter_config_fn,
+    destroy: sys::rocprofiler_destroy_counter_config_fn,
+    /// (agent handle, is a GPU).
+    agents: Vec<(u64, bool)>,
+}
+
+fn api() -> Api {
+    let e = env();
+    // SAFETY: the SDK symbols have the types rocprofiler-sys declares.
+    unsafe {
+        let query = *e
+            .sim
+            .symbol::<sys::rocprofiler_query_available_agents_fn>(
+                "rocprofiler_query_available_agents",
+            )
+            .unwrap();
+        let mut agents = Vec::new();
+        let st = query(
+            sys::rocprofiler_agent_version_t::V0,
+            Some(collect_agents),
+            std::mem::size_of::<sys::rocprofiler_agent_v0_t>(),
+            &mut agents as *mut _ as *mut c_void,
+        );
+        assert_eq!(st, S::SUCCESS);
+        Api {
+            iterate: *e
+                .sim
+                .symbol("rocprofiler_iterate_agent_supported_counters")
+                .unwrap(),
+            info: *e.sim.symbol("rocprofiler_query_counter_info").unwrap(),
+            create: *e.sim.symbol("rocprofiler_create_counter_config").unwrap(),
+            destroy: *e.sim.symbol("rocprofiler_destroy_counter_config").unwrap(),
+            agents,
+        }
+    }
+}
+
+fn agent(handle: u64) -> sys::rocprofiler_agent_id_t {
+    sys::rocprofiler_agent_id_t { handle }
+}
+
+impl Api {
+    fn gpu(&self) -> sys::rocprofiler_agent_id_t {
+        agent(self.agents.iter().find(|a| a.1).unwrap().0)
+    }
+
+    fn cpu(&self) -> sys::rocprofiler_agent_id_t {
+        agent(self.agents.iter().find(|a| !a.1).unwrap().0)
+    }
+
+    fn supported(&self, a: sys::rocprofiler_agent_id_t) -> (S, Vec<u64>) {
+        let mut ids = Vec::new();
+        // SAFETY: the callback matches the SDK's type; `ids` outlives the call.
+        let st =
+            unsafe { (self.iterate)(a, Some(collect_counters), &mut ids as *mut _ as *mut c_void) };
+        (st, ids)
+    }
+
+    /// (status, name, block, expression, flags).
+    fn info(&self, id: u64) -> (S, String, String, String, u8) {
+        // SAFETY: all-zero is a valid info struct (null pointers, zero flags).
+        let mut info: sys::rocprofiler_counter_info_v0_t = unsafe { std::mem::zeroed() };
+        // SAFETY: VERSION_0 with a v0 struct.
+        let st = unsafe {
+            (self.info)(
+                sys::rocprofiler_counter_id_t { handle: id },
+                sys::rocprofiler_counter_info_version_id_t::V0,
+                &mut info as *mut _ as *mut c_void,
+            )
+        };
+        if st != S::SUCCESS {
+            return (st, String::new(), String::new(), String::new(), 0);
+        }
+        // SAFETY: the SDK fills NUL-terminated strings that live as long as it.
+        let s = |p| unsafe { CStr::from_ptr(p) }.to_str().unwrap().to_string();
+        assert_eq!(info.id.handle, id);
+        (
+            st,
+            s(info.name),
+            s(info.block),
+            s(info.expression),
+            info.flags,
+        )
+    }
+
+    fn create(&self, a: sys::rocprofiler_agent_id_t, ids: &[u64], base: u64) -> (S, u64) {
+        let mut list: Vec<_> = ids
+            .iter()
+            .map(|&handle| sys::rocprofiler_counter_id_t { handle })
+            .collect();
+        let mut config = sys::rocprofiler_counter_config_id_t { handle: base };
+        // SAFETY: `list` holds `ids.len()` ids; `config` is ours.
+        let st = unsafe { (self.create)(a, list.as_mut_ptr(), list.len(), &mut config) };
+        (st, config.handle)
+    }
+}
+
+#[test]
+fn a_gpu_agent_lists_the_catalog_and_each_counter_describes_itself() {
+    let api = api();
+    let (st, ids) = api.supported(api.gpu());
+    assert_eq!(st, S::SUCCESS);
+    let described: Vec<_> = ids.iter().map(|&id| api.info(id)).collect();
+    let names: Vec<&str> = described.iter().map(|d| d.1.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "SQ_WAVES",
+            "SQ_INSTS_VALU",
+            "GRBM_COUNT",
+            "GRBM_GUI_ACTIVE",
+            "TCC_HIT",
+            "GPU_UTIL"
+        ]
+    );
+    for (st, name, block, expression, flags) in &described {
+        assert_eq!(*st, S::SUCCESS);
+        let derived = flags & sys::rocprofiler_counter_info_v0_t::IS_DERIVED != 0;
+        assert_eq!(derived, name == "GPU_UTIL", "{name}");
+        assert_eq!(
+            block.is_empty(),
+            derived,
+            "{name}: a block only on hardware counters"
+        );
+        assert_eq!(expression.is_empty(), !derived, "{name}");
+        assert_eq!(flags & sys::rocprofiler_counter_info_v0_t::IS_CONSTANT, 0);
+    }
+    assert_eq!(described[0].2, "SQ");
+    assert_eq!(
+        described[5].3,
+        "100*reduce(GRBM_GUI_ACTIVE,max)/reduce(GRBM_COUNT,max)"
+    );
+}
+
+#[test]
+fn agents_without_counters_and_unknown_agents_are_refused() {
+    let api = api();
+    assert_eq!(
+        api.supported(api.cpu()).0,
+        S::ERROR_AGENT_ARCH_NOT_SUPPORTED
+    );
+    assert_eq!(api.supported(agent(7)).0, S::ERROR_AGENT_NOT_FOUND);
+    // SAFETY: the callback's status is what the SDK returns.
+    let st = unsafe { (api.iterate)(api.gpu(), Some(refuse), std::ptr::null_mut()) };
+    assert_eq!(
+        st,
+        S::ERROR_INVALID_ARGUMENT,
+        "the callback's status comes back"
+    );
+}
+
+#[test]
+fn counter_info_refuses_unknown_ids_and_versions() {
+    let api = api();
+    assert_eq!(api.info(1_000).0, S::ERROR_COUNTER_NOT_FOUND);
+    // SAFETY: all-zero is a valid info struct.
+    let mut info: sys::rocprofiler_counter_info_v0_t = unsafe { std::mem::zeroed() };
+    let mut ask = |version| {
+        // SAFETY: a v0-sized struct; the simulator writes none for these versions.
+        unsafe {
+            (api.info)(
+                sys::rocprofiler_counter_id_t { handle: 0 },
+                version,
+                &mut info as *mut _ as *mut c_void,
+            )
+        }
+    };
+    assert_eq!(
+        ask(sys::rocprofiler_counter_info_version_id_t(3)),
+        S::ERROR_INCOMPATIBLE_ABI
+    );
+    assert_eq!(
+        ask(sys::rocprofiler_counter_info_version_id_t::V1),
+        S::ERROR_NOT_IMPLEMENTED,
+        "dimensions are not modelled yet"
+    );
+}
+
+#[test]
+fn configs_are_bound_to_an_agent_and_count_up() {
+    let api = api();
+    let gpu = api.gpu();
+    let (st, first) = api.create(gpu, &[0, 2, 0], 0);
+    assert_eq!(st, S::SUCCESS);
+    let (st, second) = api.create(gpu, &[3], first);
+    assert_eq!(st, S::SUCCESS);
+    assert!(first >= 1 && second > first, "{first} then {second}");
+    assert_eq!(
+        api.create(gpu, &[0, 1_000], 0).0,
+        S::ERROR_COUNTER_NOT_FOUND
+    );
+    assert_eq!(
+        api.create(api.cpu(), &[0], 0).0,
+        S::ERROR_METRIC_NOT_VALID_FOR_AGENT
+    );
+    assert_eq!(api.create(agent(7), &[0], 0).0, S::ERROR_AGENT_NOT_FOUND);
+    // SAFETY: plain calls with config ids.
+    unsafe {
+        assert_eq!(
+            (api.destroy)(sys::rocprofiler_counter_config_id_t { handle: second }),
+            S::SUCCESS
+        );
+        assert_eq!(
+            (api.destroy)(sys::rocprofiler_counter_config_id_t { handle: 999_999 }),
+            S::SUCCESS
+        );
+    }
+}

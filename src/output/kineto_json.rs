@@ -623,7 +623,7 @@ fn bandwidth<'a>(args: &mut Vec<(&'a str, Arg<'a>)>, bytes: u64, start: u64, end
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::window::{CopyActivity, CopyDirection, KernelActivity, RuntimeActivity};
+    use crate::window::{CopyDirection, RuntimeActivity};
     use serde_json::Value;
 
     fn kernel(correlation: u64, stream: Option<u64>, linked: bool) -> KernelActivity {
@@ -643,6 +643,8 @@ mod tests {
             external_id: Some(42),
             user_external_id: None,
             graph: None,
+            blit: None,
+            branch: None,
         }
     }
 

@@ -92,16 +92,36 @@ pub fn timeline_call(op: i32) -> Option<TimelineCall> {
 /// What a call's arguments say, as the SDK adapter reads them at ENTER.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CallArgs {
-    Memset { bytes: u64, value: u32 },
-    Copy { bytes: u64, direction: CopyDirection },
-    PeerCopy { bytes: u64, src_device: i32, dst_device: i32 },
+    Memset {
+        bytes: u64,
+        value: u32,
+    },
+    Copy {
+        bytes: u64,
+        direction: CopyDirection,
+    },
+    PeerCopy {
+        bytes: u64,
+        src_device: i32,
+        dst_device: i32,
+    },
     StreamSync,
     DeviceSync,
-    EventSync { event: u64 },
-    StreamWaitEvent { event: u64 },
-    EventRecord { event: u64 },
-    HostFunc { function: u64 },
-    SetDevice { device: i32 },
+    EventSync {
+        event: u64,
+    },
+    StreamWaitEvent {
+        event: u64,
+    },
+    EventRecord {
+        event: u64,
+    },
+    HostFunc {
+        function: u64,
+    },
+    SetDevice {
+        device: i32,
+    },
 }
 
 /// An event's last record, as a later wait sees it.
@@ -114,15 +134,44 @@ pub struct EventRecordRef {
 /// What the timeline keeps of a call issued in a window.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Detail {
-    Memset { bytes: u64, value: u32 },
-    Copy { bytes: u64, direction: CopyDirection },
-    PeerCopy { src_device: i32, dst_device: i32 },
+    Memset {
+        bytes: u64,
+        value: u32,
+    },
+    Copy {
+        bytes: u64,
+        direction: CopyDirection,
+    },
+    PeerCopy {
+        src_device: i32,
+        dst_device: i32,
+    },
     StreamSync,
-    DeviceSync { device: u32 },
-    EventSync { event: u64, record: Option<EventRecordRef> },
-    StreamWaitEvent { event: u64, record: Option<EventRecordRef> },
-    EventRecord { event: u64 },
-    HostFunc { function: u64 },
+    DeviceSync {
+        device: u32,
+    },
+    EventSync {
+        event: u64,
+        record: Option<EventRecordRef>,
+    },
+    StreamWaitEvent {
+        event: u64,
+        record: Option<EventRecordRef>,
+    },
+    EventRecord {
+        event: u64,
+    },
+    HostFunc {
+        function: u64,
+    },
+}
+
+/// A marker callback's phase; ENTER carries the message (absent when the
+/// SDK gave none).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum MarkerPhase {
+    Enter { message: Option<String> },
+    Exit,
 }
 
 struct OpenMarker {
@@ -235,14 +284,13 @@ impl TimelineEvidence {
         &self,
         correlation: u64,
         operation: i32,
-        enter: bool,
+        phase: MarkerPhase,
         thread_id: u64,
-        message: Option<String>,
         now_ns: u64,
         collecting: bool,
     ) {
         use rocprofiler_sys::marker_core_range_api_id as op;
-        if enter {
+        if let MarkerPhase::Enter { message } = phase {
             if !collecting {
                 return;
             }
@@ -378,10 +426,8 @@ pub fn finish(
             )
         })
         .collect();
-    let details: HashMap<u64, (Detail, Option<u64>)> = calls
-        .keys()
-        .filter_map(|c| ev.details.remove(c))
-        .collect();
+    let details: HashMap<u64, (Detail, Option<u64>)> =
+        calls.keys().filter_map(|c| ev.details.remove(c)).collect();
 
     // Streams' devices, from proven work.
     if cx.links_proven {
@@ -405,7 +451,8 @@ pub fn finish(
     if ev.arrows.load(Ordering::Relaxed) && cx.links_proven {
         dependencies(out, cx);
     }
-    out.overheads.extend(std::mem::take(&mut *lock(&ev.overheads)));
+    out.overheads
+        .extend(std::mem::take(&mut *lock(&ev.overheads)));
 }
 
 fn memsets_and_blit_copies(
@@ -563,8 +610,13 @@ fn syncs_and_events(
         };
         match detail {
             Detail::StreamSync => {
-                out.syncs
-                    .push(sync(SyncKind::Stream, device_of(stream), stream, None, None));
+                out.syncs.push(sync(
+                    SyncKind::Stream,
+                    device_of(stream),
+                    stream,
+                    None,
+                    None,
+                ));
             }
             Detail::DeviceSync { device } => {
                 out.syncs
@@ -674,7 +726,11 @@ fn host_functions(
         let Some(exec) = cx.launches.get(&correlation) else {
             continue;
         };
-        if !exec.nodes.iter().any(|n| matches!(n.detail, NodeDetail::Host { .. })) {
+        if !exec
+            .nodes
+            .iter()
+            .any(|n| matches!(n.detail, NodeDetail::Host { .. }))
+        {
             continue;
         }
         let Some(call) = calls.get(&correlation) else {
@@ -693,10 +749,7 @@ fn host_functions(
         let span = |r: &GpuRef| match *r {
             GpuRef::Kernel(i) => (out.kernels[i].start_ns, out.kernels[i].end_ns),
             GpuRef::Copy(i) => (out.copies[i].start_ns, out.copies[i].end_ns),
-            GpuRef::HostFn(i) => (
-                out.host_functions[i].start_ns,
-                out.host_functions[i].end_ns,
-            ),
+            GpuRef::HostFn(i) => (out.host_functions[i].start_ns, out.host_functions[i].end_ns),
         };
         for (index, spec) in exec.nodes.iter().enumerate() {
             let NodeDetail::Host { function } = spec.detail else {
@@ -816,9 +869,8 @@ fn annotations(
 ) {
     let taken: Vec<Annotation> = {
         let mut closed = lock(&ev.markers_closed);
-        let (mine, later): (Vec<Annotation>, Vec<Annotation>) = closed
-            .drain(..)
-            .partition(|a| a.start_ns <= cx.closed_ns);
+        let (mine, later): (Vec<Annotation>, Vec<Annotation>) =
+            closed.drain(..).partition(|a| a.start_ns <= cx.closed_ns);
         *closed = later;
         mine
     };
@@ -836,7 +888,9 @@ fn annotations(
         };
         let mut lanes: BTreeMap<(u32, u64, Option<u64>), (u64, u64)> = BTreeMap::new();
         let mut add = |device: u32, stream: u64, branch: Option<u64>, start: u64, end: u64| {
-            let e = lanes.entry((device, stream, branch)).or_insert((start, end));
+            let e = lanes
+                .entry((device, stream, branch))
+                .or_insert((start, end));
             e.0 = e.0.min(start);
             e.1 = e.1.max(end);
         };
@@ -882,7 +936,10 @@ mod tests {
 
     #[test]
     fn kernel_symbols_are_demangled_and_others_kept() {
-        assert_eq!(demangle("_Z6vecAddPfS_S_i"), "vecAdd(float*, float*, float*, int)");
+        assert_eq!(
+            demangle("_Z6vecAddPfS_S_i"),
+            "vecAdd(float*, float*, float*, int)"
+        );
         assert_eq!(demangle("graph32_k04"), "graph32_k04");
         assert_eq!(
             demangle("__amd_rocclr_fillBufferAligned"),
@@ -903,7 +960,13 @@ mod tests {
         let ev = TimelineEvidence::default();
         ev.call_entered(1, 10, Some(3), CallArgs::EventRecord { event: 0x5e }, true);
         ev.call_entered(1, 11, Some(3), CallArgs::EventRecord { event: 0x5e }, true);
-        ev.call_entered(2, 12, Some(4), CallArgs::StreamWaitEvent { event: 0x5e }, true);
+        ev.call_entered(
+            2,
+            12,
+            Some(4),
+            CallArgs::StreamWaitEvent { event: 0x5e },
+            true,
+        );
         ev.call_entered(2, 13, None, CallArgs::SetDevice { device: 1 }, true);
         ev.call_entered(2, 14, None, CallArgs::DeviceSync, true);
         ev.call_entered(1, 15, None, CallArgs::DeviceSync, false);
@@ -930,14 +993,21 @@ mod tests {
     fn marker_ranges_pair_enter_and_exit_by_correlation_id() {
         use rocprofiler_sys::marker_core_range_api_id as op;
         let ev = TimelineEvidence::default();
-        ev.marker(5, op::roctxThreadRangeA, true, 7, Some("step".into()), 100, true);
-        ev.marker(6, op::roctxMarkA, true, 7, Some("here".into()), 150, true);
-        ev.marker(5, op::roctxThreadRangeA, false, 7, None, 200, true);
+        let enter = |m: &str| MarkerPhase::Enter {
+            message: Some(m.into()),
+        };
+        ev.marker(5, op::roctxThreadRangeA, enter("step"), 7, 100, true);
+        ev.marker(6, op::roctxMarkA, enter("here"), 7, 150, true);
+        ev.marker(5, op::roctxThreadRangeA, MarkerPhase::Exit, 7, 200, true);
         let closed = lock(&ev.markers_closed).clone();
         assert_eq!(closed.len(), 2);
         assert_eq!((closed[0].name.as_str(), closed[0].start_ns), ("here", 150));
         assert_eq!(
-            (closed[1].name.as_str(), closed[1].start_ns, closed[1].end_ns),
+            (
+                closed[1].name.as_str(),
+                closed[1].start_ns,
+                closed[1].end_ns
+            ),
             ("step", 100, 200)
         );
     }

@@ -3,8 +3,8 @@
 use super::decode::{self, Decoded};
 use super::graph_calls;
 use super::hip_calls;
-use crate::tool::finish::timeline::timeline_call;
 use super::tool::{self, Tool};
+use crate::tool::finish::timeline::{timeline_call, MarkerPhase};
 use crate::tool::session::collector::Batch;
 use graph_attribution::LaunchCall;
 use rocprofiler_sys::*;
@@ -64,9 +64,8 @@ fn on_hip_api(tool: &Tool, record: &rocprofiler_callback_tracing_record_t) {
     if record.phase == rocprofiler_callback_phase_t::ENTER {
         if let Some(call) = timeline_call(record.operation) {
             // SAFETY: HIP_RUNTIME_API callbacks carry a hip_api_data payload.
-            if let Some(data) =
-                unsafe { payload::<rocprofiler_callback_tracing_hip_api_data_t>(record) }
-            {
+            let data = unsafe { payload::<rocprofiler_callback_tracing_hip_api_data_t>(record) };
+            if let Some(data) = data {
                 // SAFETY: the payload of a call of `call`'s operation.
                 if let Some(args) = unsafe { hip_calls::timeline_args(call, &data.args) } {
                     tool.collector.timeline().call_entered(
@@ -106,22 +105,22 @@ fn on_hip_api(tool: &Tool, record: &rocprofiler_callback_tracing_record_t) {
 /// A roctx range's ENTER (push or start, with its message) or EXIT (pop or
 /// stop), or a mark, from the SDK's marker range domain.
 fn on_marker(tool: &Tool, record: &rocprofiler_callback_tracing_record_t) {
-    let enter = record.phase == rocprofiler_callback_phase_t::ENTER;
-    let message = if enter {
+    let phase = if record.phase == rocprofiler_callback_phase_t::ENTER {
         // SAFETY: marker callbacks carry a marker_api_data payload.
-        unsafe { payload::<rocprofiler_callback_tracing_marker_api_data_t>(record) }
+        let data = unsafe { payload::<rocprofiler_callback_tracing_marker_api_data_t>(record) };
+        MarkerPhase::Enter {
             // SAFETY: at ENTER of a mark or range the first argument is the
             // message, a NUL-terminated string valid during the callback.
-            .and_then(|data| unsafe { c_str_lossy(data.args.message) })
+            message: data.and_then(|data| unsafe { c_str_lossy(data.args.message) }),
+        }
     } else {
-        None
+        MarkerPhase::Exit
     };
     tool.collector.timeline().marker(
         record.correlation_id.internal,
         record.operation,
-        enter,
+        phase,
         record.thread_id,
-        message,
         tool.now(),
         tool.collector.collecting(),
     );

@@ -52,11 +52,13 @@ fn started() -> &'static Mutex<HashMap<u64, Open>> {
     STARTED.get_or_init(|| Mutex::new(HashMap::new()))
 }
 
-// SAFETY of Send: the payload's message pointer points into `_message`,
-// which moves with it.
+// SAFETY: Send is sound: the payload's message pointer points into
+// `_message`, which moves with it.
 unsafe impl Send for Open {}
 
-fn payload(args: sys::rocprofiler_marker_api_args_t) -> sys::rocprofiler_callback_tracing_marker_api_data_t {
+fn payload(
+    args: sys::rocprofiler_marker_api_args_t,
+) -> sys::rocprofiler_callback_tracing_marker_api_data_t {
     sys::rocprofiler_callback_tracing_marker_api_data_t {
         size: std::mem::size_of::<sys::rocprofiler_callback_tracing_marker_api_data_t>() as u64,
         args,
@@ -65,7 +67,9 @@ fn payload(args: sys::rocprofiler_marker_api_args_t) -> sys::rocprofiler_callbac
 }
 
 fn message_args(m: &CString) -> sys::rocprofiler_marker_api_args_t {
-    sys::rocprofiler_marker_api_args_t { message: m.as_ptr() }
+    sys::rocprofiler_marker_api_args_t {
+        message: m.as_ptr(),
+    }
 }
 
 /// One MARKER_CORE_API call, ENTER and EXIT; `retval` set before EXIT.
@@ -77,10 +81,24 @@ fn core_call(op: i32, args: sys::rocprofiler_marker_api_args_t, retval: u64) {
     let corr = next_corr();
     let mut p = payload(args);
     let ptr = &mut p as *mut _ as *mut c_void;
-    fire(&mut slots, CORE, op, sys::rocprofiler_callback_phase_t::ENTER, corr, ptr);
+    fire(
+        &mut slots,
+        CORE,
+        op,
+        sys::rocprofiler_callback_phase_t::ENTER,
+        corr,
+        ptr,
+    );
     p.retval.roctx_range_id_t_retval = retval;
     let ptr = &mut p as *mut _ as *mut c_void;
-    fire(&mut slots, CORE, op, sys::rocprofiler_callback_phase_t::EXIT, corr, ptr);
+    fire(
+        &mut slots,
+        CORE,
+        op,
+        sys::rocprofiler_callback_phase_t::EXIT,
+        corr,
+        ptr,
+    );
 }
 
 fn open_range(op: i32, message: &str) -> Open {
@@ -91,7 +109,14 @@ fn open_range(op: i32, message: &str) -> Open {
     let start_ns = now_ns();
     if !slots.is_empty() {
         let ptr = &mut p as *mut _ as *mut c_void;
-        fire(&mut slots, RANGE, op, sys::rocprofiler_callback_phase_t::ENTER, corr, ptr);
+        fire(
+            &mut slots,
+            RANGE,
+            op,
+            sys::rocprofiler_callback_phase_t::ENTER,
+            corr,
+            ptr,
+        );
     }
     Open {
         corr,
@@ -107,7 +132,14 @@ fn open_range(op: i32, message: &str) -> Open {
 fn close_range(run: &RunShared, op: i32, kind: &str, mut o: Open) {
     if !o.slots.is_empty() {
         let ptr = &mut o.payload as *mut _ as *mut c_void;
-        fire(&mut o.slots, RANGE, op, sys::rocprofiler_callback_phase_t::EXIT, o.corr, ptr);
+        fire(
+            &mut o.slots,
+            RANGE,
+            op,
+            sys::rocprofiler_callback_phase_t::EXIT,
+            o.corr,
+            ptr,
+        );
     }
     let end_ns = now_ns();
     record(run, kind, &o.message, o.thread, o.start_ns, end_ns);
@@ -136,8 +168,22 @@ pub(crate) fn mark(run: &RunShared, message: &str) {
         let mut p = payload(message_args(&m));
         let ptr = &mut p as *mut _ as *mut c_void;
         let op = range_op::roctxMarkA;
-        fire(&mut slots, RANGE, op, sys::rocprofiler_callback_phase_t::ENTER, corr, ptr);
-        fire(&mut slots, RANGE, op, sys::rocprofiler_callback_phase_t::EXIT, corr, ptr);
+        fire(
+            &mut slots,
+            RANGE,
+            op,
+            sys::rocprofiler_callback_phase_t::ENTER,
+            corr,
+            ptr,
+        );
+        fire(
+            &mut slots,
+            RANGE,
+            op,
+            sys::rocprofiler_callback_phase_t::EXIT,
+            corr,
+            ptr,
+        );
     }
     record(run, "mark", message, tid(), start_ns, now_ns());
 }

@@ -75,6 +75,9 @@ pub struct TimelineEvent {
     pub wait_on_record: Option<i64>,
     pub event_id: Option<u64>,
     pub graph: Option<(u64, u64)>,
+    pub external_id: Option<u64>,
+    /// A host function's address (`host function`).
+    pub function: Option<u64>,
 }
 
 impl GpuEvent {
@@ -195,6 +198,8 @@ struct RawArgs<'a> {
     wait_on_stream: Option<i64>,
     wait_on_cuda_event_record_corr_id: Option<i64>,
     event_id: Option<u64>,
+    #[serde(rename = "host function")]
+    function: Option<u64>,
     #[serde(borrow)]
     name: Option<Cow<'a, str>>,
 }
@@ -298,8 +303,7 @@ impl Builder {
                 self.trace.runtime.push(event);
                 return;
             }
-            "cuda_sync" | "cuda_event" | "user_annotation" | "gpu_user_annotation"
-            | "overhead" => {
+            "cuda_sync" | "cuda_event" | "user_annotation" | "gpu_user_annotation" | "overhead" => {
                 let start_ns = self.time(raw.ts, "ts");
                 let end_ns = start_ns + self.time(raw.dur, "dur");
                 let args = raw.args.as_ref();
@@ -317,6 +321,8 @@ impl Builder {
                     wait_on_record: args.and_then(|a| a.wait_on_cuda_event_record_corr_id),
                     event_id: args.and_then(|a| a.event_id),
                     graph: args.and_then(|a| a.graph_id.zip(a.graph_node_id)),
+                    external_id: args.and_then(|a| a.external_id),
+                    function: args.and_then(|a| a.function),
                 };
                 self.trace.timeline.push(event);
                 return;
@@ -343,9 +349,7 @@ impl Builder {
             bytes: int(|a| a.bytes),
             direction: direction_of(name),
             value: int(|a| a.value),
-            mangled_name: args
-                .and_then(|a| a.mangled_name.as_deref())
-                .map(Arc::from),
+            mangled_name: args.and_then(|a| a.mangled_name.as_deref()).map(Arc::from),
             src_device: args.and_then(|a| a.src_device),
             dst_device: args.and_then(|a| a.dst_device),
         };

@@ -65,6 +65,10 @@ pub struct HostFnTruth {
     pub graph_exec_id: u64,
     /// The host node's creation index.
     pub node_index: Option<u32>,
+    /// The function's address (hipLaunchHostFunc's `fn`, the node's
+    /// `hipHostNodeParams::fn`).
+    #[serde(default)]
+    pub function: u64,
     pub start_ns: u64,
     pub end_ns: u64,
 }

@@ -15,9 +15,9 @@
 mod keys;
 mod links;
 mod repeats;
-mod timeline;
 #[cfg(test)]
 mod tests;
+mod timeline;
 
 use crate::markers::MarkerIds;
 use crate::trace::{GpuCategory, GpuEvent, Trace};
@@ -150,9 +150,23 @@ pub struct Validation {
     pub missing_annotations: usize,
     pub wrong_annotations: usize,
     pub gpu_annotations: usize,
+    /// GPU spans of a range that are not the envelope of the device work
+    /// launched inside it on their lane, or on a lane with none.
+    pub wrong_gpu_annotations: usize,
+    /// Lanes with device work launched inside a range but no span of it.
+    pub missing_gpu_annotations: usize,
     pub dependency_arrows: usize,
+    /// Arrows that are no collapsed graph edge between shown nodes of one
+    /// replay.
     pub wrong_dependency_arrows: usize,
+    /// Collapsed edges between shown nodes with no arrow (arrows on).
+    pub missing_dependency_arrows: usize,
     pub overhead_events: usize,
+    /// Event records and host functions shown under a submission model
+    /// that keeps no truth of them (`ideal`): neither right nor wrong.
+    pub unverified_timeline_events: usize,
+    /// Overhead events not named as the backend's, or off its lane.
+    pub wrong_overheads: usize,
     /// The tool's own summary lines, per window.
     pub tool_summary: Vec<String>,
 }
@@ -173,7 +187,9 @@ impl Validation {
             + self.wrong_event_records
             + self.wrong_host_functions
             + self.wrong_annotations
+            + self.wrong_gpu_annotations
             + self.wrong_dependency_arrows
+            + self.wrong_overheads
     }
 
     /// No wrong claim of any kind, nothing missing or extra, and something
@@ -186,6 +202,8 @@ impl Validation {
             && self.missing_syncs == 0
             && self.missing_event_records == 0
             && self.missing_annotations == 0
+            && self.missing_gpu_annotations == 0
+            && self.missing_dependency_arrows == 0
             && (self.expected_ops == 0
                 || self.matched_events > 0
                 || self.missing_in_incomplete_windows == self.expected_ops)
@@ -402,6 +420,7 @@ impl<'t> Validator<'t> {
             runs: unit_runs.iter().map(|&r| &runs[r]).collect(),
             calls: &self.calls,
             graphs: &self.graphs,
+            markers: self.markers,
         };
         timeline::check(&mut self.report, trace, &truth, &matched, move |at| {
             &runs[at.run as usize].ops[at.op as usize]
@@ -721,9 +740,14 @@ pub fn print(v: &Validation) {
         ),
     );
     n("wrong roctx ranges", v.wrong_annotations);
+    n("wrong GPU annotation spans", v.wrong_gpu_annotations);
+    n("missing GPU annotation spans", v.missing_gpu_annotations);
     n("dependency arrows", v.dependency_arrows);
     n("wrong dependency arrows", v.wrong_dependency_arrows);
+    n("missing dependency arrows", v.missing_dependency_arrows);
     n("overhead events", v.overhead_events);
+    n("unverified timeline events", v.unverified_timeline_events);
+    n("wrong overhead events", v.wrong_overheads);
     for summary in &v.tool_summary {
         println!("tool: {summary}");
     }

@@ -262,7 +262,15 @@ fn thread_main<M: Submission>(
             } => {
                 let s = &streams[stream.as_str()];
                 for _ in 0..*times {
-                    timeline::memcpy_peer(ctx, model, s, *bytes, *src_device, *dst_device, &mut rng);
+                    timeline::memcpy_peer(
+                        ctx,
+                        model,
+                        s,
+                        *bytes,
+                        *src_device,
+                        *dst_device,
+                        &mut rng,
+                    );
                 }
             }
             Op::CreateEvent { name } => {

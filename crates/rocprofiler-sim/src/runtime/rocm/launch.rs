@@ -32,6 +32,7 @@ use super::gpu::Cmd;
 use super::stream::{Stream, Submit, Writer};
 use super::RocmExec;
 use crate::runtime::context::Ctx;
+use crate::runtime::graphs::HOST_FN_ADDRESS;
 use crate::runtime::plan::SegmentPlan;
 use crate::runtime::rng::Rng;
 use crate::runtime::submission::Launched;
@@ -97,7 +98,14 @@ impl Builder<'_> {
                 captured(self.op(ni, s, w))
             }
             NodeWork::Memset(m) => {
-                let w = work::blit(kernels, durations, FILL_KERNEL, m.bytes, None, Some(m.value));
+                let w = work::blit(
+                    kernels,
+                    durations,
+                    FILL_KERNEL,
+                    m.bytes,
+                    None,
+                    Some(m.value),
+                );
                 captured(self.op(ni, s, w))
             }
             // hip_graph_internal.cpp: a host node is a command of its own
@@ -192,6 +200,7 @@ pub(crate) fn host_fn_truth(
             device,
             graph_exec_id: origin.graph_exec_id,
             node_index,
+            function: HOST_FN_ADDRESS,
             start_ns: start,
             end_ns: end,
         });

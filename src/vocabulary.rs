@@ -120,7 +120,11 @@ pub const CATALOG: [KeySpec; 28] = [
     key(MetadataKey::HostFunction, "host function", ValueType::Uint),
     // How a span's times were found when they are not the SDK's own.
     key(MetadataKey::Timing, "timing", ValueType::Str),
-    key(MetadataKey::OverheadCount, "overhead count", ValueType::Uint),
+    key(
+        MetadataKey::OverheadCount,
+        "overhead count",
+        ValueType::Uint,
+    ),
 ];
 
 pub fn spec(key: MetadataKey) -> KeySpec {
@@ -183,7 +187,8 @@ pub const EVENT_RECORD_NAME: &str = "Event Record";
 /// A host function's event name.
 pub const HOST_FN_NAME: &str = "Host Function";
 /// The "timing" arg of spans bounded by their neighbours, not measured.
-pub const TIMING_BOUNDS: &str = "bounds: after the work it waits for, before the work that waits for it";
+pub const TIMING_BOUNDS: &str =
+    "bounds: after the work it waits for, before the work that waits for it";
 /// The "timing" arg of an event record: the end of the work it captures.
 pub const TIMING_EVENT: &str = "end of the stream's work before the record";
 

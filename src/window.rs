@@ -21,7 +21,10 @@ pub enum Blit {
     /// hipMemset* or a memset node: `bytes` set to the byte `value`.
     Memset { bytes: u64, value: u32 },
     /// hipMemcpy* or a memcpy node run as a blit kernel.
-    Copy { bytes: u64, direction: CopyDirection },
+    Copy {
+        bytes: u64,
+        direction: CopyDirection,
+    },
 }
 
 /// One GPU kernel dispatch.

@@ -346,9 +346,8 @@ pub fn write_windows<W: Write>(windows: &[FinishedWindow], out: W) -> io::Result
             let device = copy.device as u64;
             let lane = Lanes::copy(copy);
             name_lane(&mut writer, &lane)?;
-            let peer = copy.src_device >= 0
-                && copy.dst_device >= 0
-                && copy.src_device != copy.dst_device;
+            let peer =
+                copy.src_device >= 0 && copy.dst_device >= 0 && copy.src_device != copy.dst_device;
             let mut args: Vec<(&str, Arg)> = vec![(name(K::Device), Arg::Int(device))];
             if let Some(stream) = copy.stream {
                 args.push((name(K::Stream), Arg::Int(stream)));
@@ -425,10 +424,7 @@ pub fn write_windows<W: Write>(windows: &[FinishedWindow], out: W) -> io::Result
                         name(K::WaitOnEventRecordCorrelation),
                         Arg::Signed(sync.wait_on_record_correlation.map_or(-1, |c| c as i64)),
                     ),
-                    (
-                        name(K::WaitOnEventId),
-                        Arg::Int(sync.event.unwrap_or(0)),
-                    ),
+                    (name(K::WaitOnEventId), Arg::Int(sync.event.unwrap_or(0))),
                 ]);
             }
             if let Some(external_id) = sync.external_id {
@@ -554,7 +550,10 @@ pub fn write_windows<W: Write>(windows: &[FinishedWindow], out: W) -> io::Result
             };
             let id = next_dependency;
             next_dependency += 1;
-            for (lane, ts, end) in [(from, from_ns, FlowEnd::Start), (to, to_ns, FlowEnd::Finish)] {
+            for (lane, ts, end) in [
+                (from, from_ns, FlowEnd::Start),
+                (to, to_ns, FlowEnd::Finish),
+            ] {
                 writer.complete(&CompleteEvent {
                     name: vocab::DEPENDENCY_NAME,
                     category: "gpu_user_annotation",

@@ -24,9 +24,8 @@ use activity_store::{CopyDirection, FinalisedWindow};
 use dashmap::DashMap;
 use graph_attribution::{
     attribute_window, Assumptions, BlitKind, Call, CallWork, Direction, ExecContents, ExecHandle,
-    ExecIdentity,
-    GraphKey, GraphStructure, KernelShape, KeyVerdict, LaunchCall, LaunchTracker, LinkVerdict,
-    Observation, Observed, SessionMemory, TrackerConfig, WindowEvidence,
+    ExecIdentity, GraphKey, GraphStructure, KernelShape, KeyVerdict, LaunchCall, LaunchTracker,
+    LinkVerdict, Observation, Observed, SessionMemory, TrackerConfig, WindowEvidence,
 };
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};

@@ -7,8 +7,8 @@ use crate::tool::finish::activities::{self, Context};
 use crate::tool::finish::attribution::{Attribution, Method, WindowSpan};
 use crate::tool::finish::devices::Devices;
 use crate::tool::finish::timeline::TimelineEvidence;
-use crate::window::Overhead;
 use crate::window::FinishedWindow;
+use crate::window::Overhead;
 use activity_store::{
     ActivityStore, ExternalDomain, GraphLaunch, HipApiCall, KernelDispatch, MemoryCopy,
     StoreConfig, WindowError, WindowId,

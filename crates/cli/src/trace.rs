@@ -73,6 +73,8 @@ pub struct TimelineEvent {
     pub correlation: Option<u64>,
     pub wait_on_stream: Option<i64>,
     pub wait_on_record: Option<i64>,
+    /// A wait's `wait_on_cuda_event_id`.
+    pub wait_on_event: Option<u64>,
     pub event_id: Option<u64>,
     pub graph: Option<(u64, u64)>,
     pub external_id: Option<u64>,
@@ -197,6 +199,7 @@ struct RawArgs<'a> {
     dst_device: Option<i64>,
     wait_on_stream: Option<i64>,
     wait_on_cuda_event_record_corr_id: Option<i64>,
+    wait_on_cuda_event_id: Option<u64>,
     event_id: Option<u64>,
     #[serde(rename = "host function")]
     function: Option<u64>,
@@ -319,6 +322,7 @@ impl Builder {
                     correlation: args.and_then(|a| a.correlation),
                     wait_on_stream: args.and_then(|a| a.wait_on_stream),
                     wait_on_record: args.and_then(|a| a.wait_on_cuda_event_record_corr_id),
+                    wait_on_event: args.and_then(|a| a.wait_on_cuda_event_id),
                     event_id: args.and_then(|a| a.event_id),
                     graph: args.and_then(|a| a.graph_id.zip(a.graph_node_id)),
                     external_id: args.and_then(|a| a.external_id),

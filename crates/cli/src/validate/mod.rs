@@ -18,6 +18,8 @@ mod repeats;
 #[cfg(test)]
 mod tests;
 mod timeline;
+#[cfg(test)]
+mod timeline_tests;
 
 use crate::markers::MarkerIds;
 use crate::trace::{GpuCategory, GpuEvent, Trace};

@@ -278,9 +278,7 @@ fn check_syncs(r: &mut Validation, trace: &Trace, truth: &Truth, syncs: &[&Timel
                 }
                 let shown_stream = e.wait_on_stream.filter(|s| *s >= 0).map(|s| s as u64);
                 wrong |= shown_stream.is_some() && shown_stream != record_stream;
-                wrong |= e
-                    .event_id
-                    .is_some_and(|id| id != 0 && Some(id) != call.event);
+                wrong |= e.wait_on_event.is_some_and(|id| Some(id) != call.event);
             }
             if wrong {
                 r.wrong_syncs += 1;
@@ -455,7 +453,8 @@ fn check_gpu_annotations<'t>(
     let mut seen = HashSet::new();
     for g in shown {
         let key = (g.name.to_string(), g.pid, g.tid);
-        if expected.get(&key) != Some(&(g.start_ns, g.end_ns)) || !seen.insert(key) {
+        let right = expected.get(&key) == Some(&(g.start_ns, g.end_ns));
+        if !seen.insert(key) || !right {
             r.wrong_gpu_annotations += 1;
         }
     }

@@ -124,7 +124,9 @@ pub(crate) fn stream_wait_event<M: Submission>(
     call.exit(sys::HIP_SUCCESS);
 }
 
-/// hipEventSynchronize(event).
+/// hipEventSynchronize(event): hip_event.cpp `hipEventSynchronize` ->
+/// `Event::synchronize`, the calling thread waits for the marker of the
+/// event's last record (none recorded: returns at once).
 pub(crate) fn event_synchronize<M: Submission>(ctx: &Ctx, model: &M, ev: &Event<M::Mark>) {
     let mut args = sys::rocprofiler_hip_api_args_t::default();
     args.hipEventSynchronize = sys::hip_event_synchronize_args {
@@ -141,7 +143,9 @@ pub(crate) fn event_synchronize<M: Submission>(ctx: &Ctx, model: &M, ev: &Event<
     call.exit(sys::HIP_SUCCESS);
 }
 
-/// hipStreamSynchronize(stream).
+/// hipStreamSynchronize(stream): hip_stream.cpp
+/// `hipStreamSynchronize_common` -> `hip_stream->finish()`, the calling
+/// thread waits for the stream's last command.
 pub(crate) fn stream_synchronize<M: Submission>(ctx: &Ctx, model: &M, s: &M::Stream) {
     let r = M::stream_ref(s);
     let mut args = sys::rocprofiler_hip_api_args_t::default();
@@ -154,7 +158,9 @@ pub(crate) fn stream_synchronize<M: Submission>(ctx: &Ctx, model: &M, s: &M::Str
     call.exit(sys::HIP_SUCCESS);
 }
 
-/// hipSetDevice(device), then hipDeviceSynchronize().
+/// hipSetDevice(device), then hipDeviceSynchronize(): hip_device_runtime.cpp
+/// `hipDeviceSynchronize` -> `getCurrentDevice()->SyncAllStreams`, the
+/// calling thread waits for every stream of its current device.
 pub(crate) fn device_synchronize<M: Submission>(ctx: &Ctx, model: &M, device: u32) {
     let mut args = sys::rocprofiler_hip_api_args_t::default();
     args.hipSetDevice = sys::hip_set_device_args {
@@ -190,7 +196,10 @@ pub(crate) fn host_func<M: Submission>(
     call.exit(sys::HIP_SUCCESS);
 }
 
-/// hipMemcpyPeerAsync(dst, dst_device, src, src_device, bytes, stream).
+/// hipMemcpyPeerAsync(dst, dst_device, src, src_device, bytes, stream):
+/// hip_peer.cpp `hipMemcpyPeerAsync` -> `ihipMemcpy(..,
+/// hipMemcpyDeviceToDevice, *hip_stream, ..)`, a device-to-device copy on
+/// the issuing stream whose source and destination agents differ.
 pub(crate) fn memcpy_peer<M: Submission>(
     ctx: &Ctx,
     model: &M,

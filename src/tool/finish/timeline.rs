@@ -439,7 +439,10 @@ pub fn finish(
     }
     let device_of = |stream: Option<u64>| stream.and_then(|s| ev.stream_device.get(&s).map(|d| *d));
 
-    memsets_and_blit_copies(out, &details, cx);
+    let split = memsets_and_blit_copies(out, &details, cx);
+    if split > 0 {
+        summary.push(format!("blits_of_split_calls_left_kernels={split}"));
+    }
     peer_copies(out, &details, &device_of);
     branches(out);
     syncs_and_events(out, &calls, &details, &device_of);
@@ -455,13 +458,17 @@ pub fn finish(
         .extend(std::mem::take(&mut *lock(&ev.overheads)));
 }
 
+/// Returns how many blit kernels stay kernels because their call or node
+/// ran as several (clr's `KernelBlitManager::fillBuffer1D` packs an
+/// unaligned fill into several `FillBufferAligned` dispatches; copies may be
+/// chunked): the call's bytes belong to none of them alone.
 fn memsets_and_blit_copies(
     out: &mut FinishedWindow,
     details: &HashMap<u64, (Detail, Option<u64>)>,
     cx: &TimelineContext,
-) {
+) -> u64 {
     if !cx.links_proven {
-        return;
+        return 0;
     }
     for k in &mut out.kernels {
         let Some(correlation) = k.correlation else {
@@ -509,6 +516,18 @@ fn memsets_and_blit_copies(
             },
         };
     }
+    let mut parts: HashMap<(Option<u64>, Option<usize>), u64> = HashMap::new();
+    for k in out.kernels.iter().filter(|k| k.blit.is_some()) {
+        *parts.entry((k.correlation, node_of(k.graph))).or_default() += 1;
+    }
+    let mut split = 0;
+    for k in out.kernels.iter_mut().filter(|k| k.blit.is_some()) {
+        if parts[&(k.correlation, node_of(k.graph))] > 1 {
+            k.blit = None;
+            split += 1;
+        }
+    }
+    split
 }
 
 /// A copy issued by hipMemcpyPeer*: drawn on the issuing stream's device,
@@ -933,6 +952,7 @@ pub fn demangle(symbol: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::window::KernelActivity;
 
     #[test]
     fn kernel_symbols_are_demangled_and_others_kept() {
@@ -944,6 +964,55 @@ mod tests {
         assert_eq!(
             demangle("__amd_rocclr_fillBufferAligned"),
             "__amd_rocclr_fillBufferAligned"
+        );
+    }
+
+    #[test]
+    fn a_memset_run_as_several_fill_kernels_stays_kernels() {
+        let fill = |dispatch_id: u64, correlation: u64| KernelActivity {
+            name_index: 0,
+            device: 0,
+            stream: Some(1),
+            queue: 0,
+            correlation: Some(correlation),
+            dispatch_id,
+            start_ns: dispatch_id * 10,
+            end_ns: dispatch_id * 10 + 5,
+            grid: [1, 1, 1],
+            block: [1, 1, 1],
+            lds_bytes: 0,
+            scratch_bytes: 0,
+            external_id: None,
+            user_external_id: None,
+            graph: None,
+            blit: None,
+            branch: None,
+        };
+        let mut out = FinishedWindow {
+            kernel_symbols: vec!["__amd_rocclr_fillBufferAligned".into()],
+            kernels: vec![fill(1, 7), fill(2, 7), fill(3, 8)],
+            ..FinishedWindow::default()
+        };
+        let memset = |bytes| (Detail::Memset { bytes, value: 1 }, Some(1));
+        let details = HashMap::from([(7, memset(100)), (8, memset(64))]);
+        let launches = HashMap::new();
+        let cx = TimelineContext {
+            links_proven: true,
+            launches: &launches,
+            closed_ns: 0,
+        };
+        assert_eq!(memsets_and_blit_copies(&mut out, &details, &cx), 2);
+        let blits: Vec<Option<Blit>> = out.kernels.iter().map(|k| k.blit).collect();
+        assert_eq!(
+            blits,
+            [
+                None,
+                None,
+                Some(Blit::Memset {
+                    bytes: 64,
+                    value: 1
+                })
+            ]
         );
     }
 

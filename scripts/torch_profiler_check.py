@@ -58,6 +58,10 @@ Usage:
   python3 scripts/torch_profiler_check.py [--mode default|exclusive]
       [--build build] [--plugin PATH] [--sim PATH] [--workload PATH]
       [--trace OUT.json] [--truth-out TRUTH.json]
+  python3 scripts/torch_profiler_check.py --timeline [--mode ...] [--build build]
+      runs tests/workloads/timeline.json with enable_cuda_sync_events on and
+      checks the ROCm timeline (memsets, syncs, events, host functions, roctx,
+      peer copies, names, overhead) and the linkage against the truth.
   python3 scripts/torch_profiler_check.py --check-trace TRACE.json --truth TRUTH.json
       checks the linkage and graph keys of a trace already written (by this
       script, or by kineto in the ctest suite, which runs it this way), with
@@ -101,6 +105,11 @@ def parse_args():
                     help="where to export the chrome trace")
     ap.add_argument("--truth-out", help="where to write the simulator's ground truth "
                     "(default: the trace path with .truth.json)")
+    ap.add_argument("--timeline", action="store_true",
+                    help="run tests/workloads/timeline.json (default workload then) with "
+                         "enable_cuda_sync_events on and check the ROCm timeline (memsets, "
+                         "syncs, events, host functions, roctx, peer copies, names, overhead) "
+                         "against the truth")
     ap.add_argument("--check-trace", help="check this trace instead of profiling (needs --truth)")
     ap.add_argument("--truth", help="the ground truth of --check-trace's process")
     return ap.parse_args()
@@ -490,6 +499,7 @@ def main():
         + [os.path.join(REPO, "target", "release", "librocprofiler_sim.so")])
     # The shared 32-node x 200-replay graph, wrapped in a CPU-op marker.
     workload = args.workload or find_first([
+        os.path.join(REPO, "tests", "workloads", "timeline.json") if args.timeline else
         os.path.join(REPO, "tests", "workloads", "ctest", "graph-32x200-marked.json")])
     for what, p in (("plugin", plugin), ("simulator", sim_path), ("workload", workload)):
         if not p:
@@ -565,7 +575,13 @@ def main():
     activities = [ProfilerActivity.CPU]
     activities.append(ProfilerActivity.CUDA)  # makes kineto ask children for GPU work
     try:
-        exp = torch._C._profiler._ExperimentalConfig(profile_all_threads=True)
+        if args.timeline:
+            # cuda_sync spans reach kineto's children only when PyTorch asks
+            # for CUDA_SYNC.
+            exp = torch._C._profiler._ExperimentalConfig(profile_all_threads=True,
+                                                         enable_cuda_sync_events=True)
+        else:
+            exp = torch._C._profiler._ExperimentalConfig(profile_all_threads=True)
     except TypeError:
         exp = None
         print("note: this torch has no profile_all_threads; ops on the simulator's "
@@ -608,6 +624,16 @@ def main():
 
     def xs(cat):
         return [e for e in events if e.get("ph") == "X" and e.get("cat") == cat]
+
+    if args.timeline:
+        check_links(events, truth, checks)
+        ours_keyed = [e for e in xs("kernel") if ours(e) and "graph node id" in e.get("args", {})]
+        check_graph_keys(ours_keyed, truth, checks)
+        check_timeline(events, truth, checks)
+        failed = [r for r in checks.results if not r[0]]
+        print(f"  checks: {len(checks.results) - len(failed)} passed, {len(failed)} failed")
+        print("RESULT: " + ("PASS" if not failed else "FAIL"))
+        return 0 if not failed else 1
 
     kernels = [k for k in xs("kernel") if k["name"] in expect]
     checks.check(len(kernels) == total_graph_kernels,

@@ -178,3 +178,24 @@ fn under_the_ideal_model_what_it_does_not_model_is_unverified_not_wrong() {
     assert_clean(&report);
     assert!(n(&report, "unverified_timeline_events") > 0, "{report:#}");
 }
+
+/// Arrows on under contention: random DAGs with copy and memset nodes (SDMA
+/// copies overlap kernels on their stream's lane, so carriers can share a
+/// time), exec update and re-instantiate churn, a shared exec launched from
+/// many threads; every arrow a collapsed edge, none missing, nothing else
+/// wrong.
+#[test]
+fn dependency_arrows_stay_right_on_adversarial_workloads() {
+    for name in [
+        "01-random-dags-copies-memsets-q4",
+        "11-shared-exec-16-threads-q8",
+        "15-exec-churn-q2",
+    ] {
+        let file = common::workloads_dir()
+            .join("adversarial")
+            .join(format!("{name}.json"));
+        let report = validate(&file, &["--seed", "1"], &[(ARROWS, "1")]);
+        assert_clean(&report);
+        assert!(n(&report, "dependency_arrows") > 0, "{name}: {report:#}");
+    }
+}

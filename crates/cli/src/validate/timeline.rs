@@ -45,6 +45,9 @@ type ReplayNode = (u64, String, u32);
 /// A shown span of a replay node: (start, end, node).
 type NodeSpan = (u64, u64, ReplayNode);
 
+/// A dependency arrow: (launch correlation, graph name, from, to).
+type Edge = (u64, String, u32, u32);
+
 /// A copy's (source, destination) devices, -1 for the host: a peer copy's
 /// from the truth, any other's from its direction and device.
 fn copy_ends(o: &OpTruth) -> Option<(i64, i64)> {
@@ -474,8 +477,11 @@ fn check_dependencies<'t>(
     // (pid, tid) -> shown graph work there, with its replay node.
     let mut at_lane: HashMap<(u64, u64), Vec<NodeSpan>> = HashMap::new();
     for (event, at) in trace.events.iter().zip(matched) {
+        // A node belongs to a replay the backend can draw only when it shows
+        // both its key and its (true) launching call.
         let node = at.map(op).and_then(|o| {
             event.graph?;
+            (event.correlation == Some(o.launch_correlation_id)).then_some(())?;
             Some((o.launch_correlation_id, o.graph.clone()?, o.node_index?))
         });
         if let Some(node) = node {
@@ -512,12 +518,16 @@ fn check_dependencies<'t>(
             (start + 1).min(end.max(start))
         }
     };
-    let node_at = |f: &FlowEnd| -> Option<ReplayNode> {
+    // Every node a flow end may stand for: work overlapping on one lane (an
+    // SDMA copy node beside a kernel of its stream) can share a carrier time.
+    let nodes_at = |f: &FlowEnd| -> Vec<ReplayNode> {
         at_lane
-            .get(&(f.pid, f.tid))?
-            .iter()
-            .find(|(s, e, _)| carrier(*s, *e, f.start) == f.ts_ns)
+            .get(&(f.pid, f.tid))
+            .into_iter()
+            .flatten()
+            .filter(|(s, e, _)| carrier(*s, *e, f.start) == f.ts_ns)
             .map(|(_, _, n)| n.clone())
+            .collect()
     };
     let mut ends: HashMap<u64, (Option<&FlowEnd>, Option<&FlowEnd>)> = HashMap::new();
     for f in &trace.dependency_flows {
@@ -528,19 +538,7 @@ fn check_dependencies<'t>(
             e.1 = Some(f);
         }
     }
-    let mut shown: HashSet<(u64, String, u32, u32)> = HashSet::new();
-    for (from, to) in ends.values() {
-        r.dependency_arrows += 1;
-        match (from.and_then(node_at), to.and_then(node_at)) {
-            (Some((c1, g1, n1)), Some((c2, g2, n2))) if c1 == c2 && g1 == g2 => {
-                if !shown.insert((c1, g1, n1, n2)) {
-                    r.wrong_dependency_arrows += 1;
-                }
-            }
-            _ => r.wrong_dependency_arrows += 1,
-        }
-    }
-    if trace.dependency_flows.is_empty() {
+    if ends.is_empty() {
         return;
     }
     // The arrows the shown nodes call for, per replay.
@@ -548,7 +546,7 @@ fn check_dependencies<'t>(
     for (_, _, (c, g, n)) in at_lane.values().flatten() {
         present.entry((*c, g.clone())).or_default().insert(*n);
     }
-    let mut expected: HashSet<(u64, String, u32, u32)> = HashSet::new();
+    let mut expected: HashSet<Edge> = HashSet::new();
     for ((c, g), nodes) in &present {
         let Some(graph) = truth.graphs.iter().find(|x| x.name == *g) else {
             continue;
@@ -559,6 +557,35 @@ fn check_dependencies<'t>(
             }
         }
     }
-    r.wrong_dependency_arrows += shown.difference(&expected).count();
+    // Each arrow is one expected edge its ends may stand for, each edge
+    // drawn once; the least ambiguous arrows are matched first.
+    let mut candidates: Vec<Vec<Edge>> = ends
+        .values()
+        .map(|(from, to)| {
+            let froms = from.map(nodes_at).unwrap_or_default();
+            let tos = to.map(nodes_at).unwrap_or_default();
+            let mut out = Vec::new();
+            for (c1, g1, n1) in &froms {
+                for (c2, g2, n2) in &tos {
+                    let edge = (*c1, g1.clone(), *n1, *n2);
+                    if c1 == c2 && g1 == g2 && expected.contains(&edge) {
+                        out.push(edge);
+                    }
+                }
+            }
+            out
+        })
+        .collect();
+    candidates.sort_by_key(Vec::len);
+    let mut shown: HashSet<Edge> = HashSet::new();
+    for edges in candidates {
+        r.dependency_arrows += 1;
+        match edges.into_iter().find(|e| !shown.contains(e)) {
+            Some(edge) => {
+                shown.insert(edge);
+            }
+            None => r.wrong_dependency_arrows += 1,
+        }
+    }
     r.missing_dependency_arrows += expected.difference(&shown).count();
 }

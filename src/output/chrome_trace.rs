@@ -114,6 +114,32 @@ impl<W: Write> ChromeTraceWriter<W> {
         )
     }
 
+    /// A flow arrow end of category `category` (a graph dependency).
+    pub fn flow_of(
+        &mut self,
+        category: &str,
+        end: FlowEnd,
+        id: u64,
+        pid: u64,
+        tid: u64,
+        ts_ns: u64,
+    ) -> io::Result<()> {
+        self.separator()?;
+        let (ph, binding) = match end {
+            FlowEnd::Start => ("s", ""),
+            FlowEnd::Finish => ("f", ", \"bp\": \"e\""),
+        };
+        write!(
+            self.out,
+            "  {{\"ph\": \"{ph}\", \"id\": {id}, \"pid\": {pid}, \"tid\": {tid}, \"ts\": {}, \"cat\": ",
+            Micros(ts_ns)
+        )?;
+        write_json_string(&mut self.out, category)?;
+        write!(self.out, ", \"name\": ")?;
+        write_json_string(&mut self.out, category)?;
+        write!(self.out, "{binding}}}")
+    }
+
     /// A metadata event naming a process (device) or thread (stream) lane.
     pub fn lane_name(&mut self, pid: u64, tid: Option<u64>, name: &str) -> io::Result<()> {
         self.separator()?;

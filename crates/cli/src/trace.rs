@@ -49,6 +49,37 @@ pub struct GpuEvent {
     pub bytes: Option<u64>,
     /// A copy's direction, from its name (`Memcpy HtoD`).
     pub direction: Option<Direction>,
+    /// A memset's byte value.
+    pub value: Option<u64>,
+    /// A demangled kernel's raw symbol.
+    pub mangled_name: Option<Arc<str>>,
+    /// A copy's `src device` and `dst device` (-1: the host).
+    pub src_device: Option<i64>,
+    pub dst_device: Option<i64>,
+}
+
+/// An event of the timeline beyond GPU work and runtime calls: cuda_sync,
+/// cuda_event, user_annotation, gpu_user_annotation, overhead.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TimelineEvent {
+    pub category: Arc<str>,
+    pub name: Arc<str>,
+    pub pid: u64,
+    pub tid: u64,
+    pub start_ns: u64,
+    pub end_ns: u64,
+    pub device: Option<u64>,
+    pub stream: Option<u64>,
+    pub correlation: Option<u64>,
+    pub wait_on_stream: Option<i64>,
+    pub wait_on_record: Option<i64>,
+    /// A wait's `wait_on_cuda_event_id`.
+    pub wait_on_event: Option<u64>,
+    pub event_id: Option<u64>,
+    pub graph: Option<(u64, u64)>,
+    pub external_id: Option<u64>,
+    /// A host function's address (`host function`).
+    pub function: Option<u64>,
 }
 
 impl GpuEvent {
@@ -90,6 +121,9 @@ pub struct Trace {
     pub events: Vec<GpuEvent>,
     pub runtime: Vec<RuntimeEvent>,
     pub flows: Vec<FlowEnd>,
+    pub timeline: Vec<TimelineEvent>,
+    /// Graph dependency arrow ends (fwdbwd flows).
+    pub dependency_flows: Vec<FlowEnd>,
     /// `thread_name` metadata: (pid, tid) -> name.
     pub lane_names: HashMap<(u64, u64), String>,
     /// The tool's summary lines (`kineto_rocm` metadata).
@@ -101,12 +135,14 @@ impl Trace {
     /// tid when it is not named (kineto draws GPU work with tid = stream),
     /// and none when it is named after something else (a HW queue lane for
     /// work whose stream is unknown, a device's copies lane).
+    /// A graph branch lane (`stream N graph branch ...`) shows stream N.
     pub fn lane_stream(&self, pid: u64, tid: u64) -> Option<u64> {
         match self.lane_names.get(&(pid, tid)) {
             None => Some(tid),
             Some(name) => name
                 .strip_prefix("stream ")
-                .and_then(|n| n.trim().parse().ok()),
+                .and_then(|n| n.split_whitespace().next())
+                .and_then(|n| n.parse().ok()),
         }
     }
 }
@@ -135,7 +171,7 @@ fn direction_of(name: &str) -> Option<Direction> {
         "HtoH" => Some(Direction::HostToHost),
         "HtoD" => Some(Direction::HostToDevice),
         "DtoH" => Some(Direction::DeviceToHost),
-        "DtoD" => Some(Direction::DeviceToDevice),
+        "DtoD" | "PtoP" => Some(Direction::DeviceToDevice),
         _ => None,
     }
 }
@@ -154,6 +190,19 @@ struct RawArgs<'a> {
     #[serde(rename = "graph node id")]
     graph_node_id: Option<u64>,
     bytes: Option<u64>,
+    value: Option<u64>,
+    #[serde(borrow, rename = "mangled name")]
+    mangled_name: Option<Cow<'a, str>>,
+    #[serde(rename = "src device")]
+    src_device: Option<i64>,
+    #[serde(rename = "dst device")]
+    dst_device: Option<i64>,
+    wait_on_stream: Option<i64>,
+    wait_on_cuda_event_record_corr_id: Option<i64>,
+    wait_on_cuda_event_id: Option<u64>,
+    event_id: Option<u64>,
+    #[serde(rename = "host function")]
+    function: Option<u64>,
     #[serde(borrow)]
     name: Option<Cow<'a, str>>,
 }
@@ -221,16 +270,21 @@ impl Builder {
             }
             return;
         }
-        if cat == "ac2g" && (ph == "s" || ph == "f") {
+        if (cat == "ac2g" || cat == "fwdbwd") && (ph == "s" || ph == "f") {
             let ts_ns = self.time(raw.ts, "ts");
             if let Some(id) = raw.id {
-                self.trace.flows.push(FlowEnd {
+                let end = FlowEnd {
                     start: ph == "s",
                     id,
                     pid,
                     tid,
                     ts_ns,
-                });
+                };
+                if cat == "ac2g" {
+                    self.trace.flows.push(end);
+                } else {
+                    self.trace.dependency_flows.push(end);
+                }
             }
             return;
         }
@@ -250,6 +304,31 @@ impl Builder {
                     external_id: args.and_then(|a| a.external_id),
                 };
                 self.trace.runtime.push(event);
+                return;
+            }
+            "cuda_sync" | "cuda_event" | "user_annotation" | "gpu_user_annotation" | "overhead" => {
+                let start_ns = self.time(raw.ts, "ts");
+                let end_ns = start_ns + self.time(raw.dur, "dur");
+                let args = raw.args.as_ref();
+                let event = TimelineEvent {
+                    category: self.intern(cat),
+                    name: self.intern(name),
+                    pid,
+                    tid,
+                    start_ns,
+                    end_ns,
+                    device: args.and_then(|a| a.device),
+                    stream: args.and_then(|a| a.stream),
+                    correlation: args.and_then(|a| a.correlation),
+                    wait_on_stream: args.and_then(|a| a.wait_on_stream),
+                    wait_on_record: args.and_then(|a| a.wait_on_cuda_event_record_corr_id),
+                    wait_on_event: args.and_then(|a| a.wait_on_cuda_event_id),
+                    event_id: args.and_then(|a| a.event_id),
+                    graph: args.and_then(|a| a.graph_id.zip(a.graph_node_id)),
+                    external_id: args.and_then(|a| a.external_id),
+                    function: args.and_then(|a| a.function),
+                };
+                self.trace.timeline.push(event);
                 return;
             }
             _ => return,
@@ -273,6 +352,10 @@ impl Builder {
             graph: int(|a| a.graph_id).zip(int(|a| a.graph_node_id)),
             bytes: int(|a| a.bytes),
             direction: direction_of(name),
+            value: int(|a| a.value),
+            mangled_name: args.and_then(|a| a.mangled_name.as_deref()).map(Arc::from),
+            src_device: args.and_then(|a| a.src_device),
+            dst_device: args.and_then(|a| a.dst_device),
         };
         self.trace.events.push(event);
     }

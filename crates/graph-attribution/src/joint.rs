@@ -457,6 +457,7 @@ pub(crate) mod testing {
                 .map(|&(k, deps)| NodeSpec {
                     work: NodeWork::Kernel(kernel(k)),
                     deps: deps.into(),
+                    detail: Default::default(),
                 })
                 .collect(),
             complete: true,

@@ -8,3 +8,4 @@ pub mod captures;
 pub mod devices;
 mod presence;
 pub mod roles;
+pub mod timeline;

@@ -93,6 +93,27 @@ pub fn configure_all(
         })?;
     }
 
+    // roctx marks and ranges: the marker range domain reports a push..pop
+    // or start..stop as one ENTER/EXIT pair (SDK 1.0 and later). An SDK
+    // without it leaves markers out; nothing else depends on them.
+    // SAFETY: valid context; the callback is a static function taking no data.
+    let status = unsafe {
+        (sdk.configure_callback_tracing_service)(
+            session.unwrap_or(context),
+            rocprofiler_callback_tracing_kind_t::MARKER_CORE_RANGE_API,
+            std::ptr::null(),
+            0,
+            Some(callbacks::on_callback),
+            std::ptr::null_mut(),
+        )
+    };
+    if !status.is_success() {
+        log::info!(
+            "kineto-rocm: the SDK has no marker range domain (status {}); roctx ranges are left out",
+            status.0
+        );
+    }
+
     if attribution == Some(Method::LaunchStack) {
         let kinds = [
             rocprofiler_external_correlation_id_request_kind_t::KERNEL_DISPATCH,

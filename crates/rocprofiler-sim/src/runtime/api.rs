@@ -47,7 +47,7 @@ pub(crate) fn stream_destroy<M: Submission>(ctx: &Ctx, model: &M, s: &M::Stream)
     stream_event(sys::rocprofiler_hip_stream_operation_t::DESTROY, r);
 }
 
-fn eager_origin(corr: u64, stream_id: u64) -> Arc<Origin> {
+pub(crate) fn eager_origin(corr: u64, stream_id: u64) -> Arc<Origin> {
     Arc::new(Origin {
         launch_corr: corr,
         launching_thread: tid(),
@@ -180,6 +180,6 @@ pub(crate) fn memset_async<M: Submission>(
     };
     let call = HipCall::enter(&ctx.shared, api::hipMemsetAsync, args, Some(r));
     let origin = eager_origin(call.corr(), r.id);
-    model.eager(ctx, s, Eager::Memset(bytes), origin, rng);
+    model.eager(ctx, s, Eager::Memset(bytes, value), origin, rng);
     call.exit(sys::HIP_SUCCESS);
 }

@@ -76,7 +76,11 @@ fn wrong_claims(report: &Value) -> u64 {
 /// Checks a cell "attributed / withheld / wrong" against a report.
 fn check_evidence_cell(what: &str, cell: &str, graph_kernels: u64, report: &Value) -> Vec<String> {
     let f = figures(cell);
-    assert_eq!(f.len(), 3, "{what}: {cell:?} is not attributed / withheld / wrong");
+    assert_eq!(
+        f.len(),
+        3,
+        "{what}: {cell:?} is not attributed / withheld / wrong"
+    );
     let attributed = n(report, "carrying_both_fields");
     let withheld = n(report, "withheld_records");
     let wrong = wrong_claims(report);
@@ -87,7 +91,10 @@ fn check_evidence_cell(what: &str, cell: &str, graph_kernels: u64, report: &Valu
         ));
     }
     if wrong != f[2].value {
-        out.push(format!("{what}: {wrong} wrong claims, README {}", f[2].value));
+        out.push(format!(
+            "{what}: {wrong} wrong claims, README {}",
+            f[2].value
+        ));
     }
     if !f[0].varies && (attributed != f[0].value || withheld != f[1].value) {
         out.push(format!(
@@ -131,7 +138,12 @@ fn shipped_workloads_table() {
         for (col, model) in [(2, "rocm"), (3, "ideal")] {
             let report = run(file, model, "evidence");
             let what = format!("{file} under {model}");
-            problems.extend(check_evidence_cell(&what, &row[col], graph_kernels, &report));
+            problems.extend(check_evidence_cell(
+                &what,
+                &row[col],
+                graph_kernels,
+                &report,
+            ));
             for (col, key) in [(4, "distinct_graph_ids"), (5, "distinct_keys")] {
                 let want: u64 = row[col].parse().expect("a count");
                 if n(&report, key) != want {
@@ -158,7 +170,12 @@ fn concurrency_table() {
         for (col, model) in [(3, "rocm"), (4, "ideal")] {
             let report = run(&file, model, "evidence");
             let what = format!("{file} under {model}");
-            problems.extend(check_evidence_cell(&what, &row[col], graph_kernels, &report));
+            problems.extend(check_evidence_cell(
+                &what,
+                &row[col],
+                graph_kernels,
+                &report,
+            ));
         }
         for (col, model) in [(5, "rocm"), (6, "ideal")] {
             let report = run(&file, model, "launch-stack");

@@ -7,6 +7,7 @@
 //! the C++ face reads through the bridge: both writers put the same args on
 //! the same events (tests/ctest compares them event by event).
 use super::chrome_trace::{Arg, ChromeTraceWriter, CompleteEvent, FlowEnd};
+use super::sink::TraceSink;
 use crate::vocabulary::{self as vocab, name, MetadataKey as K};
 use crate::window::FinishedWindow;
 use std::collections::{HashMap, HashSet};
@@ -85,9 +86,26 @@ fn launches_of(window: &FinishedWindow) -> HashMap<u64, Launched> {
     out
 }
 
-/// Writes `windows` and returns the number of kernel events written.
+/// Writes `windows` as JSON and returns the number of kernel events written.
 pub fn write_windows<W: Write>(windows: &[FinishedWindow], out: W) -> io::Result<usize> {
     let mut writer = ChromeTraceWriter::begin(out)?;
+    let emitted = emit_windows(windows, &mut writer)?;
+    writer.finish(&emitted.metadata)?;
+    Ok(emitted.kernels)
+}
+
+/// What [`emit_windows`] handed over besides the events.
+pub struct Emitted {
+    pub kernels: usize,
+    /// Top-level trace metadata: (key, JSON value).
+    pub metadata: Vec<(&'static str, String)>,
+}
+
+/// Hands every event of `windows` to `writer`, in the JSON trace's order.
+pub fn emit_windows<S: TraceSink>(
+    windows: &[FinishedWindow],
+    writer: &mut S,
+) -> io::Result<Emitted> {
     let mut kernels_written = 0;
     let mut lanes_named: HashSet<(u64, Option<u64>)> = HashSet::new();
     let mut queue_lanes = QueueLanes::default();
@@ -272,8 +290,10 @@ pub fn write_windows<W: Write>(windows: &[FinishedWindow], out: W) -> io::Result
         );
     }
     let metadata = serde_json::to_string(&summary_lines).expect("strings serialise");
-    writer.finish(&[("kineto_rocm", metadata)])?;
-    Ok(kernels_written)
+    Ok(Emitted {
+        kernels: kernels_written,
+        metadata: vec![("kineto_rocm", metadata)],
+    })
 }
 
 #[cfg(test)]

@@ -4,13 +4,18 @@
 //!   kineto-rocm demo                         the built-in 32-node graph x 200
 //!   kineto-rocm run --workload W --out T     any workload file
 //!   kineto-rocm validate --workload W        compare with the ground truth
+//!   kineto-rocm convert IN OUT               any trace we read, as JSON
 mod markers;
+mod output;
+mod pftrace;
 mod session;
 mod table;
 mod trace;
+mod trace_file;
 mod validate;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use output::{Format, Output};
 use rocprofiler_sim::options::{RunOptions, SubmissionModel};
 use session::{Session, WorkloadSource};
 use std::path::{Path, PathBuf};
@@ -41,9 +46,20 @@ enum Command {
     Run {
         #[command(flatten)]
         run: RunArgs,
-        /// Where to write the trace.
-        #[arg(long)]
-        out: PathBuf,
+        /// Where to write the trace; repeat it to write the same windows to
+        /// several files (say one JSON and one .pftrace).
+        #[arg(long, required = true)]
+        out: Vec<PathBuf>,
+        #[command(flatten)]
+        format: FormatArgs,
+    },
+    /// Read a trace (kineto JSON or pftrace, plain or gzipped) and write it
+    /// as kineto-format JSON.
+    Convert {
+        /// The trace to read.
+        input: PathBuf,
+        /// Where to write the JSON.
+        output: PathBuf,
     },
     /// Run a workload file and compare the trace with the simulator's ground truth.
     Validate {
@@ -60,6 +76,24 @@ enum Command {
         #[arg(long)]
         truth_out: Option<PathBuf>,
     },
+}
+
+/// The trace file format.
+#[derive(Args, Clone)]
+struct FormatArgs {
+    /// `json` (kineto's chrome trace) or `pftrace` (Perfetto's protobuf);
+    /// default: `.pftrace` files are Perfetto, others JSON.
+    #[arg(long, value_enum)]
+    format: Option<Format>,
+    /// gzip level of pftrace files: 1 (fast) to 9 (smallest), 0 uncompressed.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(0..=9))]
+    gzip_level: u32,
+}
+
+impl FormatArgs {
+    fn outputs(&self, paths: &[PathBuf]) -> Vec<Output> {
+        paths.iter().map(|p| Output::new(p, self.format)).collect()
+    }
 }
 
 /// How the simulator submits work and how the tool attributes it.
@@ -197,7 +231,7 @@ fn parse_schedule(text: &str) -> Result<Schedule, String> {
 }
 
 impl RunArgs {
-    fn plan<'a>(&self, out: &'a Path) -> Plan<'a> {
+    fn plan(&self, outputs: Vec<Output>, gzip_level: u32) -> Plan {
         let steps = self.steps.max(1);
         Plan {
             options: self.options(),
@@ -206,7 +240,8 @@ impl RunArgs {
                 .profile_steps
                 .clone()
                 .unwrap_or(Schedule(vec![(0, steps - 1)])),
-            out,
+            outputs,
+            gzip_level,
             trace_per_window: self.trace_per_window,
         }
     }
@@ -230,39 +265,49 @@ fn progress(message: &str) {
 }
 
 /// How a workload is run: how many steps, which are profiled, where traces go.
-struct Plan<'a> {
+struct Plan {
     options: RunOptions,
     steps: u32,
     schedule: Schedule,
-    out: &'a Path,
+    outputs: Vec<Output>,
+    gzip_level: u32,
     trace_per_window: bool,
 }
 
-impl<'a> Plan<'a> {
-    fn single(options: RunOptions, out: &'a Path) -> Plan<'a> {
+impl Plan {
+    fn single(options: RunOptions, out: Output) -> Plan {
         Plan {
             options,
             steps: 1,
             schedule: Schedule(vec![(0, 0)]),
-            out,
+            outputs: vec![out],
+            gzip_level: 1,
             trace_per_window: false,
         }
     }
 
-    fn window_file(&self, index: usize) -> PathBuf {
-        let stem = self
-            .out
-            .file_stem()
-            .and_then(|s| s.to_str())
-            .unwrap_or("trace");
-        let extension = self
-            .out
-            .extension()
-            .and_then(|s| s.to_str())
-            .unwrap_or("json");
-        self.out
-            .with_file_name(format!("{stem}.{index}.{extension}"))
+    fn window_outputs(&self, index: usize) -> Vec<Output> {
+        self.outputs.iter().map(|o| o.window(index)).collect()
     }
+
+    /// Every file the run writes.
+    fn files(&self) -> Vec<Output> {
+        if self.trace_per_window {
+            (0..self.schedule.0.len())
+                .flat_map(|w| self.window_outputs(w))
+                .collect()
+        } else {
+            self.outputs.clone()
+        }
+    }
+}
+
+fn names(outputs: &[Output]) -> String {
+    let names: Vec<String> = outputs
+        .iter()
+        .map(|o| o.path.display().to_string())
+        .collect();
+    names.join(", ")
 }
 
 /// Loads, then runs each step, opening and closing trace windows on the
@@ -291,12 +336,12 @@ fn profile(workload: &WorkloadSource, plan: &Plan) -> Result<Session, String> {
         if closes {
             session.stop()?;
             if plan.trace_per_window {
-                let file = plan.window_file(window);
+                let files = plan.window_outputs(window);
                 progress(&format!(
                     "window {window} stopped; writing {}",
-                    file.display()
+                    names(&files)
                 ));
-                session.write_trace(&file)?;
+                session.write_traces(&files, plan.gzip_level)?;
             }
             window += 1;
         }
@@ -305,9 +350,9 @@ fn profile(workload: &WorkloadSource, plan: &Plan) -> Result<Session, String> {
         progress(&format!(
             "workload done in {:.2?}; waiting for in-flight records and writing {}",
             started.elapsed(),
-            plan.out.display()
+            names(&plan.outputs)
         ));
-        session.write_trace(plan.out)?;
+        session.write_traces(&plan.outputs, plan.gzip_level)?;
     }
     Ok(session)
 }
@@ -323,7 +368,10 @@ fn demo(out: &Path, model: &ModelArgs) -> Result<(), String> {
     };
     model.apply(&mut options);
     model.export_tool_settings();
-    let session = profile(&workload, &Plan::single(options, out))?;
+    let session = profile(
+        &workload,
+        &Plan::single(options, Output::new(out, Some(Format::Json))),
+    )?;
     session.shutdown()?;
     let trace = trace::read(out)?;
     table::print(&table::node_rows(&trace.events));
@@ -353,31 +401,48 @@ impl RunArgs {
     }
 }
 
-fn run(args: &RunArgs, out: &Path) -> Result<(), String> {
+fn run(args: &RunArgs, outputs: Vec<Output>, gzip_level: u32) -> Result<(), String> {
     let workload = args.workload()?;
     args.model.export_tool_settings();
-    let mut plan = args.plan(out);
+    let mut plan = args.plan(outputs, gzip_level);
     // Nothing here compares with the ground truth; do not keep it.
     plan.options.record_truth = false;
     let session = profile(&workload, &plan)?;
     session.shutdown()?;
-    let files: Vec<PathBuf> = if plan.trace_per_window {
-        (0..plan.schedule.0.len())
-            .map(|w| plan.window_file(w))
-            .collect()
-    } else {
-        vec![out.to_path_buf()]
-    };
-    for file in files {
-        let counts = trace::count_gpu_events(&file)?;
+    for file in plan.files() {
+        let counts = match file.format {
+            Format::Json => trace::count_gpu_events(&file.path)?,
+            Format::Pftrace => trace::EventCounts::of(&trace::read(&file.path)?),
+        };
         println!(
             "{}: {} kernels ({} with graph fields), {} memory copies",
-            file.display(),
+            file.path.display(),
             counts.kernels,
             counts.graphed,
             counts.copies
         );
     }
+    Ok(())
+}
+
+fn convert(input: &Path, output: &Path) -> Result<(), String> {
+    let decoded = match trace_file::load(input)? {
+        trace_file::Contents::Json(_) => return Err(format!("{}: already JSON", input.display())),
+        trace_file::Contents::Pftrace(bytes) => pftrace::decode(&bytes)
+            .map_err(|e| format!("{}: not a valid Perfetto trace: {e}", input.display()))?,
+    };
+    let file = std::fs::File::create(output)
+        .map_err(|e| format!("{}: cannot create: {e}", output.display()))?;
+    let mut out = std::io::BufWriter::new(file);
+    pftrace::write_json(&decoded, &mut out)
+        .and_then(|_| std::io::Write::flush(&mut out))
+        .map_err(|e| format!("{}: cannot write: {e}", output.display()))?;
+    println!(
+        "{}: {} events from {}",
+        output.display(),
+        decoded.events.len(),
+        input.display()
+    );
     Ok(())
 }
 
@@ -393,7 +458,7 @@ fn validate_command(
         std::env::temp_dir().join(format!("kineto-rocm-validate-{}.json", std::process::id()));
     let keep = out.is_some();
     let out = out.unwrap_or(&default_out);
-    let plan = args.plan(out);
+    let plan = args.plan(vec![Output::new(out, Some(Format::Json))], 1);
     if let Some(&(_, last)) = plan.schedule.0.last() {
         if last >= plan.steps {
             return Err(format!(
@@ -443,7 +508,7 @@ fn validate_command(
             .0
             .iter()
             .enumerate()
-            .map(|(w, range)| (plan.window_file(w), vec![steps_of(range)]))
+            .map(|(w, range)| (plan.outputs[0].window(w).path, vec![steps_of(range)]))
             .collect()
     } else {
         vec![(
@@ -484,7 +549,12 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let outcome = match &cli.command {
         Command::Demo { out, model } => demo(out, model).map(|_| true),
-        Command::Run { run: args, out } => run(args, out).map(|_| true),
+        Command::Run {
+            run: args,
+            out,
+            format,
+        } => run(args, format.outputs(out), format.gzip_level).map(|_| true),
+        Command::Convert { input, output } => convert(input, output).map(|_| true),
         Command::Validate {
             run: args,
             json,

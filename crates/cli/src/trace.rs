@@ -9,6 +9,8 @@
 //! back as the very nanoseconds the SDK recorded (an f64 would not: SDK
 //! clocks are ~1e15 ns). The file is parsed in one pass: each event is
 //! turned into a compact record as it is read, never held as a JSON tree.
+use crate::pftrace::{self, ArgValue, ChromeEvent, Decoded};
+use crate::trace_file::{self, Contents};
 use rocprofiler_sim::workload::Direction;
 use serde::de::{DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::Deserialize;
@@ -140,7 +142,7 @@ fn direction_of(name: &str) -> Option<Direction> {
     }
 }
 
-#[derive(Deserialize)]
+#[derive(Default, Deserialize)]
 struct RawArgs<'a> {
     device: Option<u64>,
     stream: Option<u64>,
@@ -207,12 +209,33 @@ impl Builder {
         }
     }
 
-    fn push(&mut self, raw: RawEvent) {
-        let ph = raw.ph.as_deref().unwrap_or_default();
-        let cat = raw.cat.as_deref().unwrap_or_default();
-        let pid = raw.pid.unwrap_or(0);
-        let tid = raw.tid.unwrap_or(0);
-        let name = raw.name.as_deref().unwrap_or_default();
+    fn push_json(&mut self, raw: RawEvent) {
+        let ts_ns = self.time(raw.ts, "ts");
+        let dur_ns = self.time(raw.dur, "dur");
+        self.push(Event {
+            ph: raw.ph.as_deref().unwrap_or_default(),
+            cat: raw.cat.as_deref().unwrap_or_default(),
+            name: raw.name.as_deref().unwrap_or_default(),
+            pid: raw.pid.unwrap_or(0),
+            tid: raw.tid.unwrap_or(0),
+            ts_ns,
+            dur_ns,
+            id: raw.id,
+            args: raw.args,
+        });
+    }
+
+    fn push(&mut self, raw: Event) {
+        let Event {
+            ph,
+            cat,
+            name,
+            pid,
+            tid,
+            ts_ns,
+            dur_ns,
+            ..
+        } = raw;
         if ph == "M" {
             if name == "thread_name" {
                 if let Some(lane) = raw.args.as_ref().and_then(|a| a.name.as_deref()) {
@@ -222,7 +245,6 @@ impl Builder {
             return;
         }
         if cat == "ac2g" && (ph == "s" || ph == "f") {
-            let ts_ns = self.time(raw.ts, "ts");
             if let Some(id) = raw.id {
                 self.trace.flows.push(FlowEnd {
                     start: ph == "s",
@@ -239,13 +261,12 @@ impl Builder {
             "gpu_memcpy" => GpuCategory::Memcpy,
             "gpu_memset" => GpuCategory::Memset,
             "cuda_runtime" => {
-                let start_ns = self.time(raw.ts, "ts");
                 let args = raw.args.as_ref();
                 let event = RuntimeEvent {
                     name: self.intern(name),
                     pid,
                     tid,
-                    start_ns,
+                    start_ns: ts_ns,
                     correlation: args.and_then(|a| a.correlation),
                     external_id: args.and_then(|a| a.external_id),
                 };
@@ -254,8 +275,6 @@ impl Builder {
             }
             _ => return,
         };
-        let start_ns = self.time(raw.ts, "ts");
-        let end_ns = start_ns + self.time(raw.dur, "dur");
         let args = raw.args.as_ref();
         let int = |f: fn(&RawArgs) -> Option<u64>| args.and_then(f);
         let event = GpuEvent {
@@ -263,8 +282,8 @@ impl Builder {
             category,
             pid,
             tid,
-            start_ns,
-            end_ns,
+            start_ns: ts_ns,
+            end_ns: ts_ns + dur_ns,
             device: int(|a| a.device),
             stream: int(|a| a.stream),
             dispatch_id: int(|a| a.dispatch_id),
@@ -276,6 +295,111 @@ impl Builder {
         };
         self.trace.events.push(event);
     }
+}
+
+/// One event, from either format, with its times in nanoseconds.
+struct Event<'a> {
+    ph: &'a str,
+    cat: &'a str,
+    name: &'a str,
+    pid: u64,
+    tid: u64,
+    ts_ns: u64,
+    dur_ns: u64,
+    id: Option<u64>,
+    args: Option<RawArgs<'a>>,
+}
+
+/// The args the reader keeps, from a decoded pftrace event.
+fn args_of(args: &[(String, ArgValue)]) -> RawArgs<'_> {
+    let mut out = RawArgs::default();
+    for (key, value) in args {
+        let uint = match value {
+            ArgValue::Uint(v) => Some(*v),
+            ArgValue::Int(v) => u64::try_from(*v).ok(),
+            _ => None,
+        };
+        match key.as_str() {
+            "device" => out.device = uint,
+            "stream" => out.stream = uint,
+            "correlation" => out.correlation = uint,
+            "External id" => out.external_id = uint,
+            "dispatch id" => out.dispatch_id = uint,
+            "graph id" => out.graph_id = uint,
+            "graph node id" => out.graph_node_id = uint,
+            "bytes" => out.bytes = uint,
+            _ => {}
+        }
+    }
+    out
+}
+
+fn from_decoded(decoded: &Decoded) -> Trace {
+    let mut builder = Builder::default();
+    for event in &decoded.events {
+        match event {
+            ChromeEvent::Complete {
+                cat,
+                name,
+                pid,
+                tid,
+                ts_ns,
+                dur_ns,
+                args,
+            } => builder.push(Event {
+                ph: "X",
+                cat,
+                name,
+                pid: *pid,
+                tid: *tid,
+                ts_ns: *ts_ns,
+                dur_ns: *dur_ns,
+                id: None,
+                args: Some(args_of(args)),
+            }),
+            ChromeEvent::Flow {
+                start,
+                id,
+                pid,
+                tid,
+                ts_ns,
+            } => builder.push(Event {
+                ph: if *start { "s" } else { "f" },
+                cat: "ac2g",
+                name: "ac2g",
+                pid: *pid,
+                tid: *tid,
+                ts_ns: *ts_ns,
+                dur_ns: 0,
+                id: Some(*id),
+                args: None,
+            }),
+            ChromeEvent::LaneName { pid, tid, name } => builder.push(Event {
+                ph: "M",
+                cat: "",
+                name: if tid.is_some() {
+                    "thread_name"
+                } else {
+                    "process_name"
+                },
+                pid: *pid,
+                tid: tid.unwrap_or(0),
+                ts_ns: 0,
+                dur_ns: 0,
+                id: None,
+                args: Some(RawArgs {
+                    name: Some(Cow::Borrowed(name)),
+                    ..RawArgs::default()
+                }),
+            }),
+        }
+    }
+    for (key, json) in &decoded.metadata {
+        if key == "kineto_rocm" {
+            builder.trace.summary = serde_json::from_str(json).unwrap_or_default();
+        }
+    }
+    builder.trace
 }
 
 struct EventsSeed<'b>(&'b mut Builder);
@@ -294,7 +418,7 @@ impl<'de> Visitor<'de> for EventsSeed<'_> {
     }
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
         while let Some(event) = seq.next_element::<RawEvent<'de>>()? {
-            self.0.push(event);
+            self.0.push_json(event);
         }
         Ok(())
     }
@@ -342,10 +466,15 @@ pub fn parse(text: &str, origin: &str) -> Result<Trace, String> {
     Ok(builder.trace)
 }
 
+/// Reads a trace file in any format `trace_file` knows.
 pub fn read(path: &Path) -> Result<Trace, String> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| format!("{}: cannot read: {e}", path.display()))?;
-    parse(&text, &path.display().to_string())
+    let origin = path.display().to_string();
+    match trace_file::load(path)? {
+        Contents::Json(text) => parse(&text, &origin),
+        Contents::Pftrace(bytes) => pftrace::decode(&bytes)
+            .map(|decoded| from_decoded(&decoded))
+            .map_err(|e| format!("{origin}: not a valid Perfetto trace: {e}")),
+    }
 }
 
 /// How many GPU events a trace holds, counted line by line without parsing
@@ -355,6 +484,25 @@ pub struct EventCounts {
     pub kernels: usize,
     pub graphed: usize,
     pub copies: usize,
+}
+
+impl EventCounts {
+    /// The counts of a trace already read.
+    pub fn of(trace: &Trace) -> EventCounts {
+        let kernels = trace
+            .events
+            .iter()
+            .filter(|e| e.category == GpuCategory::Kernel);
+        EventCounts {
+            kernels: kernels.clone().count(),
+            graphed: kernels.filter(|e| e.graph.is_some()).count(),
+            copies: trace
+                .events
+                .iter()
+                .filter(|e| e.category == GpuCategory::Memcpy)
+                .count(),
+        }
+    }
 }
 
 /// Counts events in a trace written by this backend (one event per line).

@@ -5,11 +5,13 @@
 //!   kineto-rocm run --workload W --out T     any workload file
 //!   kineto-rocm validate --workload W        compare with the ground truth
 //!   kineto-rocm convert IN OUT               any trace we read, as JSON
+//!   kineto-rocm report TRACE...              per graph node, per rank, plots
 mod markers;
 mod output;
 mod pftrace;
+mod progress;
+mod report;
 mod session;
-mod table;
 mod trace;
 mod trace_file;
 mod validate;
@@ -53,8 +55,28 @@ enum Command {
         #[command(flatten)]
         format: FormatArgs,
     },
-    /// Read a trace (kineto JSON or pftrace, plain or gzipped) and write it
-    /// as kineto-format JSON.
+    /// Per graph node figures (count, mean, p50, p99, share of the replay,
+    /// drift over replays), slowest first, from one trace or one per rank.
+    Report {
+        /// Traces: kineto-format JSON (ours or PyTorch's export), plain or
+        /// gzipped, or pftrace. Several: one per rank of a distributed job.
+        #[arg(required = true)]
+        traces: Vec<PathBuf>,
+        /// Also write the table and the plots as an HTML page.
+        #[arg(long)]
+        html: Option<PathBuf>,
+        /// Write the plots as SVG.
+        #[arg(long)]
+        svg: Option<PathBuf>,
+        /// The node whose duration across replays is plotted, as
+        /// GRAPH_ID:NODE (default: the slowest node).
+        #[arg(long, value_parser = parse_node)]
+        node: Option<(u64, u32)>,
+        /// Print the report as JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Read a pftrace (plain or gzipped) and write it as kineto-format JSON.
     Convert {
         /// The trace to read.
         input: PathBuf,
@@ -201,6 +223,15 @@ struct RunArgs {
 /// Profiled step ranges, inclusive, in order and not overlapping.
 #[derive(Clone, Debug)]
 struct Schedule(Vec<(u32, u32)>);
+
+fn parse_node(text: &str) -> Result<(u64, u32), String> {
+    let bad = || format!("`{text}`: expected GRAPH_ID:NODE, like 1:4");
+    let (graph, node) = text.split_once(':').ok_or_else(bad)?;
+    Ok((
+        graph.trim().parse().map_err(|_| bad())?,
+        node.trim().parse().map_err(|_| bad())?,
+    ))
+}
 
 fn parse_schedule(text: &str) -> Result<Schedule, String> {
     let mut ranges: Vec<(u32, u32)> = Vec::new();
@@ -374,18 +405,19 @@ fn demo(out: &Path, model: &ModelArgs) -> Result<(), String> {
     )?;
     session.shutdown()?;
     let trace = trace::read(out)?;
-    table::print(&table::node_rows(&trace.events));
     let kernels = trace
         .events
         .iter()
         .filter(|e| e.category == trace::GpuCategory::Kernel);
     let (total, attributed) =
         kernels.fold((0, 0), |(n, a), e| (n + 1, a + e.graph.is_some() as usize));
+    let summary = trace.summary.clone();
+    report::print(&report::build(&[(out.display().to_string(), trace)]));
     println!(
         "\n{total} kernel events, {attributed} carrying graph id and graph node id; trace: {}",
         out.display()
     );
-    for line in &trace.summary {
+    for line in &summary {
         println!("tool: {line}");
     }
     Ok(())
@@ -428,8 +460,12 @@ fn run(args: &RunArgs, outputs: Vec<Output>, gzip_level: u32) -> Result<(), Stri
 fn convert(input: &Path, output: &Path) -> Result<(), String> {
     let decoded = match trace_file::load(input)? {
         trace_file::Contents::Json(_) => return Err(format!("{}: already JSON", input.display())),
-        trace_file::Contents::Pftrace(bytes) => pftrace::decode(&bytes)
-            .map_err(|e| format!("{}: not a valid Perfetto trace: {e}", input.display()))?,
+        trace_file::Contents::Pftrace(bytes) => {
+            progress::watch(&format!("reading {}", input.display()), "events", |read| {
+                pftrace::decode(&bytes, read)
+            })
+            .map_err(|e| format!("{}: not a valid Perfetto trace: {e}", input.display()))?
+        }
     };
     let file = std::fs::File::create(output)
         .map_err(|e| format!("{}: cannot create: {e}", output.display()))?;
@@ -443,6 +479,50 @@ fn convert(input: &Path, output: &Path) -> Result<(), String> {
         decoded.events.len(),
         input.display()
     );
+    Ok(())
+}
+
+fn report_command(
+    traces: &[PathBuf],
+    html: Option<&Path>,
+    svg: Option<&Path>,
+    choice: report::PlotChoice,
+    json: bool,
+) -> Result<(), String> {
+    let mut read = Vec::with_capacity(traces.len());
+    for path in traces {
+        read.push((path.display().to_string(), trace::read(path)?));
+    }
+    let report = report::build(&read);
+    if report.nodes.is_empty() {
+        return Err(format!(
+            "no kernel with graph id and graph node id in {}",
+            traces
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
+    if json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&report).expect("report serialises")
+        );
+    } else {
+        report::print(&report);
+    }
+    let write = |path: &Path, text: String| {
+        std::fs::write(path, text).map_err(|e| format!("{}: cannot write: {e}", path.display()))
+    };
+    if let Some(path) = svg {
+        write(path, report::svg(&report, choice)?)?;
+        progress(&format!("plots written to {}", path.display()));
+    }
+    if let Some(path) = html {
+        write(path, report::html(&report, choice)?)?;
+        progress(&format!("report written to {}", path.display()));
+    }
     Ok(())
 }
 
@@ -555,6 +635,20 @@ fn main() -> ExitCode {
             format,
         } => run(args, format.outputs(out), format.gzip_level).map(|_| true),
         Command::Convert { input, output } => convert(input, output).map(|_| true),
+        Command::Report {
+            traces,
+            html,
+            svg,
+            node,
+            json,
+        } => report_command(
+            traces,
+            html.as_deref(),
+            svg.as_deref(),
+            report::PlotChoice { node: *node },
+            *json,
+        )
+        .map(|_| true),
         Command::Validate {
             run: args,
             json,

@@ -13,6 +13,7 @@ use perfetto_trace::{
     TrackDescriptor, TrackEvent, SEQ_INCREMENTAL_STATE_CLEARED,
 };
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// An arg as the JSON writer types it.
 #[derive(Clone, Debug, PartialEq)]
@@ -171,13 +172,14 @@ fn resolve(event: TrackEvent, ts: u64, order: usize, strings: &Strings) -> Resul
 
 /// Decodes an uncompressed pftrace. Errors name the byte offset or the
 /// track that is wrong.
-pub fn decode(bytes: &[u8]) -> Result<Decoded, String> {
+pub fn decode(bytes: &[u8], progress: &AtomicU64) -> Result<Decoded, String> {
     let mut strings = Strings::default();
     let mut tracks: HashMap<u64, Track> = HashMap::new();
     let mut decoded = Decoded::default();
     let mut read: Vec<Read> = Vec::new();
     for (order, packet) in packets(bytes).enumerate() {
         let packet = packet.map_err(|e| e.to_string())?;
+        progress.fetch_add(1, Ordering::Relaxed);
         if packet.sequence_flags.unwrap_or(0) & SEQ_INCREMENTAL_STATE_CLEARED != 0 {
             strings = Strings::default();
         }

@@ -10,6 +10,7 @@
 //! clocks are ~1e15 ns). The file is parsed in one pass: each event is
 //! turned into a compact record as it is read, never held as a JSON tree.
 use crate::pftrace::{self, ArgValue, ChromeEvent, Decoded};
+use crate::progress;
 use crate::trace_file::{self, Contents};
 use rocprofiler_sim::workload::Direction;
 use serde::de::{DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
@@ -19,6 +20,7 @@ use std::borrow::Cow;
 use std::collections::HashMap;
 use std::fmt;
 use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 /// What kind of GPU event.
@@ -96,6 +98,8 @@ pub struct Trace {
     pub lane_names: HashMap<(u64, u64), String>,
     /// The tool's summary lines (`kineto_rocm` metadata).
     pub summary: Vec<String>,
+    /// `distributedInfo.rank`, in a PyTorch trace of a distributed job.
+    pub rank: Option<u64>,
 }
 
 impl Trace {
@@ -179,15 +183,24 @@ struct RawEvent<'a> {
     args: Option<RawArgs<'a>>,
 }
 
-/// Builds the trace as events stream past.
-#[derive(Default)]
-struct Builder {
+/// Builds the trace as events stream past, counting them.
+struct Builder<'p> {
     trace: Trace,
     names: HashMap<String, Arc<str>>,
     error: Option<String>,
+    read: &'p AtomicU64,
 }
 
-impl Builder {
+impl<'p> Builder<'p> {
+    fn new(read: &'p AtomicU64) -> Builder<'p> {
+        Builder {
+            trace: Trace::default(),
+            names: HashMap::new(),
+            error: None,
+            read,
+        }
+    }
+
     fn intern(&mut self, name: &str) -> Arc<str> {
         if let Some(n) = self.names.get(name) {
             return n.clone();
@@ -226,6 +239,7 @@ impl Builder {
     }
 
     fn push(&mut self, raw: Event) {
+        self.read.fetch_add(1, Ordering::Relaxed);
         let Event {
             ph,
             cat,
@@ -334,8 +348,8 @@ fn args_of(args: &[(String, ArgValue)]) -> RawArgs<'_> {
     out
 }
 
-fn from_decoded(decoded: &Decoded) -> Trace {
-    let mut builder = Builder::default();
+fn from_decoded(decoded: &Decoded, read: &AtomicU64) -> Trace {
+    let mut builder = Builder::new(read);
     for event in &decoded.events {
         match event {
             ChromeEvent::Complete {
@@ -395,23 +409,34 @@ fn from_decoded(decoded: &Decoded) -> Trace {
         }
     }
     for (key, json) in &decoded.metadata {
-        if key == "kineto_rocm" {
-            builder.trace.summary = serde_json::from_str(json).unwrap_or_default();
+        match key.as_str() {
+            "kineto_rocm" => builder.trace.summary = serde_json::from_str(json).unwrap_or_default(),
+            "distributedInfo" => builder.trace.rank = rank_of(json),
+            _ => {}
         }
     }
     builder.trace
 }
 
-struct EventsSeed<'b>(&'b mut Builder);
+/// `distributedInfo.rank` of a PyTorch trace.
+fn rank_of(json: &str) -> Option<u64> {
+    #[derive(Deserialize)]
+    struct Info {
+        rank: Option<u64>,
+    }
+    serde_json::from_str::<Info>(json).ok()?.rank
+}
 
-impl<'de> DeserializeSeed<'de> for EventsSeed<'_> {
+struct EventsSeed<'b, 'p>(&'b mut Builder<'p>);
+
+impl<'de> DeserializeSeed<'de> for EventsSeed<'_, '_> {
     type Value = ();
     fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
         d.deserialize_seq(self)
     }
 }
 
-impl<'de> Visitor<'de> for EventsSeed<'_> {
+impl<'de> Visitor<'de> for EventsSeed<'_, '_> {
     type Value = ();
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
         f.write_str("an array of trace events")
@@ -424,9 +449,9 @@ impl<'de> Visitor<'de> for EventsSeed<'_> {
     }
 }
 
-struct FileVisitor<'b>(&'b mut Builder);
+struct FileVisitor<'b, 'p>(&'b mut Builder<'p>);
 
-impl<'de> Visitor<'de> for FileVisitor<'_> {
+impl<'de> Visitor<'de> for FileVisitor<'_, '_> {
     type Value = bool;
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
         f.write_str("a chrome trace object")
@@ -440,6 +465,10 @@ impl<'de> Visitor<'de> for FileVisitor<'_> {
                     saw_events = true;
                 }
                 "kineto_rocm" => self.0.trace.summary = map.next_value()?,
+                "distributedInfo" => {
+                    let info: &RawValue = map.next_value()?;
+                    self.0.trace.rank = rank_of(info.get());
+                }
                 _ => {
                     map.next_value::<IgnoredAny>()?;
                 }
@@ -450,8 +479,14 @@ impl<'de> Visitor<'de> for FileVisitor<'_> {
 }
 
 /// Parses a trace's text.
+#[cfg(test)]
 pub fn parse(text: &str, origin: &str) -> Result<Trace, String> {
-    let mut builder = Builder::default();
+    parse_counting(text, origin, &AtomicU64::new(0))
+}
+
+/// Parses a trace's text, counting events in `read`.
+fn parse_counting(text: &str, origin: &str, read: &AtomicU64) -> Result<Trace, String> {
+    let mut builder = Builder::new(read);
     let mut de = serde_json::Deserializer::from_str(text);
     let saw_events = serde::Deserializer::deserialize_map(&mut de, FileVisitor(&mut builder))
         .map_err(|e| format!("{origin}: not a chrome trace: {e}"))?;
@@ -466,15 +501,20 @@ pub fn parse(text: &str, origin: &str) -> Result<Trace, String> {
     Ok(builder.trace)
 }
 
-/// Reads a trace file in any format `trace_file` knows.
+/// Reads a trace file in any format `trace_file` knows, with a progress
+/// line when that takes more than a second.
 pub fn read(path: &Path) -> Result<Trace, String> {
     let origin = path.display().to_string();
-    match trace_file::load(path)? {
-        Contents::Json(text) => parse(&text, &origin),
-        Contents::Pftrace(bytes) => pftrace::decode(&bytes)
-            .map(|decoded| from_decoded(&decoded))
-            .map_err(|e| format!("{origin}: not a valid Perfetto trace: {e}")),
-    }
+    progress::watch(
+        &format!("reading {origin}"),
+        "events",
+        |read| match trace_file::load(path)? {
+            Contents::Json(text) => parse_counting(&text, &origin, read),
+            Contents::Pftrace(bytes) => pftrace::decode(&bytes, read)
+                .map(|decoded| from_decoded(&decoded, &AtomicU64::new(0)))
+                .map_err(|e| format!("{origin}: not a valid Perfetto trace: {e}")),
+        },
+    )
 }
 
 /// How many GPU events a trace holds, counted line by line without parsing

@@ -6,10 +6,12 @@
 //!   kineto-rocm validate --workload W        compare with the ground truth
 //!   kineto-rocm convert IN OUT               any trace we read, as JSON
 //!   kineto-rocm report TRACE...              per graph node, per rank, plots
+//!   kineto-rocm record -- PROGRAM ARGS...    any HIP program, traced from outside
 mod markers;
 mod output;
 mod pftrace;
 mod progress;
+mod record;
 mod report;
 mod session;
 mod trace;
@@ -55,6 +57,10 @@ enum Command {
         #[command(flatten)]
         format: FormatArgs,
     },
+    /// Run any HIP program with kineto-rocm loaded by the SDK
+    /// (ROCP_TOOL_LIBRARIES) and write its trace when it exits or is
+    /// stopped by SIGINT/SIGTERM.
+    Record(RecordArgs),
     /// Per graph node figures (count, mean, p50, p99, share of the replay,
     /// drift over replays), slowest first, from one trace or one per rank.
     Report {
@@ -98,6 +104,39 @@ enum Command {
         #[arg(long)]
         truth_out: Option<PathBuf>,
     },
+}
+
+/// `record`'s options.
+#[derive(Args)]
+struct RecordArgs {
+    /// Where to write the trace (`%p` becomes the program's process id).
+    #[arg(short, long, default_value = "kineto-rocm-record.json")]
+    out: PathBuf,
+    #[command(flatten)]
+    format: FormatArgs,
+    /// Open the window this long after the program's first HIP call.
+    #[arg(long, default_value_t = 0)]
+    delay_ms: u64,
+    /// Close the window after this long (default: when the program ends).
+    #[arg(long)]
+    duration_ms: Option<u64>,
+    /// No graph attribution: no graph fields, no cost
+    /// (KINETO_ROCM_DISABLE_GRAPH_ATTRIBUTION=1).
+    #[arg(long)]
+    no_graph_attribution: bool,
+    /// `evidence` (default) or `launch-stack` (KINETO_ROCM_ATTRIBUTION_METHOD).
+    #[arg(long, value_enum)]
+    attribution_method: Option<AttributionMethod>,
+    /// How long the window's end waits for records in flight
+    /// (KINETO_ROCM_FLUSH_DEADLINE_MS, default 5000).
+    #[arg(long)]
+    flush_deadline_ms: Option<u64>,
+    /// The SDK buffer's size in bytes (KINETO_ROCM_BUFFER_BYTES).
+    #[arg(long)]
+    buffer_bytes: Option<u64>,
+    /// The program and its arguments, after `--`.
+    #[arg(last = true, required = true)]
+    program: Vec<std::ffi::OsString>,
 }
 
 /// The trace file format.
@@ -161,6 +200,15 @@ enum AttributionMethod {
     LaunchStack,
 }
 
+impl AttributionMethod {
+    fn env_value(self) -> &'static str {
+        match self {
+            AttributionMethod::Evidence => "evidence",
+            AttributionMethod::LaunchStack => "launch-stack",
+        }
+    }
+}
+
 impl ModelArgs {
     /// Sets what the tool reads from its environment; call before it loads.
     fn export_tool_settings(&self) {
@@ -168,11 +216,7 @@ impl ModelArgs {
             std::env::set_var("KINETO_ROCM_FLUSH_DEADLINE_MS", ms.to_string());
         }
         if let Some(method) = self.attribution_method {
-            let value = match method {
-                AttributionMethod::Evidence => "evidence",
-                AttributionMethod::LaunchStack => "launch-stack",
-            };
-            std::env::set_var("KINETO_ROCM_ATTRIBUTION_METHOD", value);
+            std::env::set_var("KINETO_ROCM_ATTRIBUTION_METHOD", method.env_value());
         }
     }
 
@@ -625,48 +669,77 @@ fn validate_command(
     Ok(report.is_clean)
 }
 
+/// Exit status of `validate`: 2 when the trace is not clean.
+fn validation_status(clean: bool) -> ExitCode {
+    if clean {
+        return ExitCode::SUCCESS;
+    }
+    eprintln!(
+        "kineto-rocm: validation failed: wrong claims, missing or extra events, or nothing shown"
+    );
+    ExitCode::from(2)
+}
+
+fn record_command(args: &RecordArgs) -> Result<ExitCode, String> {
+    let mut tool_env: Vec<(&'static str, String)> = Vec::new();
+    if args.no_graph_attribution {
+        tool_env.push(("KINETO_ROCM_DISABLE_GRAPH_ATTRIBUTION", "1".into()));
+    }
+    if let Some(method) = args.attribution_method {
+        tool_env.push(("KINETO_ROCM_ATTRIBUTION_METHOD", method.env_value().into()));
+    }
+    if let Some(ms) = args.flush_deadline_ms {
+        tool_env.push(("KINETO_ROCM_FLUSH_DEADLINE_MS", ms.to_string()));
+    }
+    if let Some(bytes) = args.buffer_bytes {
+        tool_env.push(("KINETO_ROCM_BUFFER_BYTES", bytes.to_string()));
+    }
+    record::record(&record::Recording {
+        out: args.out.clone(),
+        format: args.format.format,
+        gzip_level: args.format.gzip_level,
+        delay_ms: args.delay_ms,
+        duration_ms: args.duration_ms,
+        tool_env,
+        program: args.program.clone(),
+    })
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    let done = |result: Result<(), String>| result.map(|_| ExitCode::SUCCESS);
     let outcome = match &cli.command {
-        Command::Demo { out, model } => demo(out, model).map(|_| true),
+        Command::Demo { out, model } => done(demo(out, model)),
         Command::Run {
             run: args,
             out,
             format,
-        } => run(args, format.outputs(out), format.gzip_level).map(|_| true),
-        Command::Convert { input, output } => convert(input, output).map(|_| true),
+        } => done(run(args, format.outputs(out), format.gzip_level)),
+        Command::Record(args) => record_command(args),
+        Command::Convert { input, output } => done(convert(input, output)),
         Command::Report {
             traces,
             html,
             svg,
             node,
             json,
-        } => report_command(
+        } => done(report_command(
             traces,
             html.as_deref(),
             svg.as_deref(),
             report::PlotChoice { node: *node },
             *json,
-        )
-        .map(|_| true),
+        )),
         Command::Validate {
             run: args,
             json,
             out,
             truth_out,
-        } => validate_command(args, *json, out.as_deref(), truth_out.as_deref()),
+        } => validate_command(args, *json, out.as_deref(), truth_out.as_deref())
+            .map(validation_status),
     };
-    match outcome {
-        Ok(true) => ExitCode::SUCCESS,
-        Ok(false) => {
-            eprintln!(
-                "kineto-rocm: validation failed: wrong claims, missing or extra events, or nothing shown"
-            );
-            ExitCode::from(2)
-        }
-        Err(message) => {
-            eprintln!("kineto-rocm: {message}");
-            ExitCode::FAILURE
-        }
-    }
+    outcome.unwrap_or_else(|message| {
+        eprintln!("kineto-rocm: {message}");
+        ExitCode::FAILURE
+    })
 }

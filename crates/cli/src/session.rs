@@ -74,7 +74,7 @@ fn newest_library(file: &str) -> Option<PathBuf> {
         .or_else(|| host::locate_library(file))
 }
 
-fn tool_path() -> Result<PathBuf, String> {
+pub fn tool_path() -> Result<PathBuf, String> {
     if let Ok(path) = std::env::var("KINETO_ROCM_TOOL_LIBRARY") {
         return Ok(PathBuf::from(path));
     }

@@ -14,6 +14,20 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 static CONFIGURED: AtomicBool = AtomicBool::new(false);
 static UNAVAILABLE: OnceCell<String> = OnceCell::new();
+static LIFECYCLE: OnceCell<&'static dyn Lifecycle> = OnceCell::new();
+
+/// Told when the SDK has initialised the tool and when it finalises it (at
+/// process exit): the recorder starts its window and writes its trace then.
+pub trait Lifecycle: Sync {
+    fn initialised(&self);
+    fn finalising(&self);
+}
+
+/// Registers the one lifecycle observer; set it before the SDK initialises
+/// the tool (when the library is loaded). False when one is set already.
+pub fn observe_lifecycle(observer: &'static dyn Lifecycle) -> bool {
+    LIFECYCLE.set(observer).is_ok()
+}
 
 /// What `rocprofiler_configure` hands the SDK, which reads it until finalize.
 struct ConfigureResult(UnsafeCell<rocprofiler_tool_configure_result_t>);
@@ -66,7 +80,12 @@ unsafe extern "C" fn tool_initialize(
     _tool_data: *mut c_void,
 ) -> i32 {
     let outcome = catch_unwind(AssertUnwindSafe(|| match initialise() {
-        Ok(()) => 0,
+        Ok(()) => {
+            if let Some(observer) = LIFECYCLE.get() {
+                observer.initialised();
+            }
+            0
+        }
         Err(why) => {
             log::error!("{why}; not collecting");
             -1
@@ -80,6 +99,9 @@ unsafe extern "C" fn tool_initialize(
 
 unsafe extern "C" fn tool_finalize(_tool_data: *mut c_void) {
     let _ = catch_unwind(|| {
+        if let Some(observer) = LIFECYCLE.get() {
+            observer.finalising();
+        }
         if let Some(tool) = tool::get() {
             tool.on_sdk_finalize();
         }

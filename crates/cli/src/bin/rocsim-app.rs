@@ -1,0 +1,103 @@
+//! rocsim-app: a HIP application on the simulated runtime, for
+//! `kineto-rocm record` to profile from the outside. It knows nothing of
+//! kineto-rocm: it loads the runtime (the simulator, as an application
+//! links libamdhip64) and runs a workload file as the steps of a loop; any
+//! tool comes in through ROCP_TOOL_LIBRARIES, and is finalised at exit, as
+//! the real SDK does. It can end as real programs do: normally, by calling
+//! exit() in the middle with device work in flight, or by a signal.
+//!
+//!   rocsim-app --workload W [--steps N] [--exit-after-step K [--exit-code C]]
+use rocprofiler_sim::host::Simulator;
+use rocprofiler_sim::options::RunOptions;
+use rocprofiler_sim::workload::Workload;
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+const USAGE: &str = "usage: rocsim-app --workload FILE [--steps N (0: until stopped)] [--exit-after-step K [--exit-code C]] [--virtual-time]";
+
+struct Args {
+    workload: PathBuf,
+    steps: u64,
+    exit_after: Option<(u64, i32)>,
+    virtual_time: bool,
+}
+
+fn parse() -> Result<Args, String> {
+    let mut args = std::env::args().skip(1);
+    let (mut workload, mut steps, mut exit_after, mut exit_code, mut virtual_time) =
+        (None, 1, None, 1, false);
+    while let Some(arg) = args.next() {
+        let mut value = |name: &str| args.next().ok_or(format!("{name} needs a value"));
+        match arg.as_str() {
+            "--workload" => workload = Some(PathBuf::from(value("--workload")?)),
+            "--steps" => {
+                steps = value("--steps")?
+                    .parse()
+                    .map_err(|e| format!("--steps: {e}"))?
+            }
+            "--exit-after-step" => {
+                exit_after = Some(
+                    value("--exit-after-step")?
+                        .parse()
+                        .map_err(|e| format!("--exit-after-step: {e}"))?,
+                )
+            }
+            "--exit-code" => {
+                exit_code = value("--exit-code")?
+                    .parse()
+                    .map_err(|e| format!("--exit-code: {e}"))?
+            }
+            "--virtual-time" => virtual_time = true,
+            other => return Err(format!("unknown argument {other}")),
+        }
+    }
+    Ok(Args {
+        workload: workload.ok_or("--workload is required")?,
+        steps,
+        exit_after: exit_after.map(|step| (step, exit_code)),
+        virtual_time,
+    })
+}
+
+fn run(args: &Args) -> Result<(), String> {
+    let text = std::fs::read_to_string(&args.workload)
+        .map_err(|e| format!("{}: cannot read: {e}", args.workload.display()))?;
+    let name = args.workload.display().to_string();
+    let workload = Workload::parse(&text, &name).map_err(|e| e.to_string())?;
+    // The runtime's SDK is the version the workload names.
+    std::env::set_var("ROCSIM_SDK_VERSION", workload.sdk_version.to_string());
+    let runtime = Simulator::load_default().map_err(|e| e.to_string())?;
+    let options = RunOptions {
+        source_name: Some(name),
+        virtual_time: args.virtual_time,
+        record_truth: false,
+        ..RunOptions::default()
+    };
+    let mut step = 0;
+    while args.steps == 0 || step < args.steps {
+        runtime
+            .run_workload(&text, &options)
+            .map_err(|e| e.to_string())?;
+        println!("rocsim-app: step {step} done");
+        let _ = std::io::stdout().flush();
+        if let Some((after, code)) = args.exit_after {
+            if step == after {
+                // No synchronisation: device work may still be in flight.
+                std::process::exit(code);
+            }
+        }
+        step += 1;
+    }
+    Ok(())
+}
+
+fn main() -> ExitCode {
+    match parse().and_then(|args| run(&args)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("rocsim-app: {message}\n{USAGE}");
+            ExitCode::FAILURE
+        }
+    }
+}

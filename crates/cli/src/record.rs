@@ -1,0 +1,154 @@
+//! `kineto-rocm record -- PROGRAM ARGS...`: runs any HIP program with the
+//! tool library loaded by the SDK (listed in `ROCP_TOOL_LIBRARIES`, as
+//! rocprofv3 does) and the recording's settings in its environment
+//! (src/recorder/ in the tool library), waits for it, and says where the
+//! trace went and whether it is whole. SIGINT and SIGTERM sent to `record`
+//! go on to the program, whose recorder writes the trace before the signal
+//! ends it; `record` exits with the program's status.
+use crate::output::{Format, Output};
+use crate::session;
+use crate::trace;
+use std::ffi::{c_int, OsString};
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode};
+use std::sync::atomic::{AtomicI32, Ordering};
+use std::time::SystemTime;
+
+/// The recording's settings, as `record` takes them.
+pub struct Recording {
+    pub out: PathBuf,
+    pub format: Option<Format>,
+    pub gzip_level: u32,
+    pub delay_ms: u64,
+    pub duration_ms: Option<u64>,
+    /// The tool's own settings (graph attribution, flush deadline, buffer).
+    pub tool_env: Vec<(&'static str, String)>,
+    pub program: Vec<OsString>,
+}
+
+/// The running program, for the signal forwarder; 0 when none.
+static CHILD: AtomicI32 = AtomicI32::new(0);
+
+extern "C" fn forward(signal: c_int) {
+    let child = CHILD.load(Ordering::Relaxed);
+    if child > 0 {
+        // SAFETY: kill(2) is async-signal-safe; a pid we spawned.
+        unsafe { libc::kill(child, signal) };
+    }
+}
+
+/// SIGINT and SIGTERM go on to the program; `record` waits for it.
+fn forward_signals() {
+    for signal in [libc::SIGINT, libc::SIGTERM] {
+        // SAFETY: installs a handler that only calls kill(2).
+        unsafe {
+            libc::signal(
+                signal,
+                forward as extern "C" fn(c_int) as libc::sighandler_t,
+            )
+        };
+    }
+}
+
+fn absolute(path: &Path) -> Result<PathBuf, String> {
+    std::path::absolute(path).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// The status `record` exits with: the program's, or 128 + its signal.
+fn status_of(status: std::process::ExitStatus) -> (u8, String) {
+    use std::os::unix::process::ExitStatusExt;
+    match (status.code(), status.signal()) {
+        (Some(code), _) => (code as u8, format!("exited with status {code}")),
+        (None, Some(signal)) => (
+            (128 + signal) as u8,
+            format!("was ended by signal {signal}"),
+        ),
+        _ => (1, "ended".into()),
+    }
+}
+
+pub fn record(recording: &Recording) -> Result<ExitCode, String> {
+    let (program, args) = recording
+        .program
+        .split_first()
+        .ok_or("record needs a program to run: kineto-rocm record [OPTIONS] -- PROGRAM ARGS...")?;
+    let output = Output::new(&absolute(&recording.out)?, recording.format);
+    let tool = absolute(&session::tool_path()?)?;
+    let mut tools = OsString::from(&tool);
+    if let Some(others) = std::env::var_os("ROCP_TOOL_LIBRARIES").filter(|v| !v.is_empty()) {
+        tools.push(":");
+        tools.push(others);
+    }
+    let mut command = Command::new(program);
+    command
+        .args(args)
+        .env("ROCP_TOOL_LIBRARIES", tools)
+        .env("KINETO_ROCM_RECORD_OUT", &output.path)
+        .env(
+            "KINETO_ROCM_RECORD_FORMAT",
+            match output.format {
+                Format::Json => "json",
+                Format::Pftrace => "pftrace",
+            },
+        )
+        .env(
+            "KINETO_ROCM_RECORD_GZIP_LEVEL",
+            recording.gzip_level.to_string(),
+        )
+        .env(
+            "KINETO_ROCM_RECORD_DELAY_MS",
+            recording.delay_ms.to_string(),
+        );
+    match recording.duration_ms {
+        Some(ms) => command.env("KINETO_ROCM_RECORD_DURATION_MS", ms.to_string()),
+        None => command.env_remove("KINETO_ROCM_RECORD_DURATION_MS"),
+    };
+    for (key, value) in &recording.tool_env {
+        command.env(key, value);
+    }
+    let started = SystemTime::now();
+    forward_signals();
+    let mut child = command
+        .spawn()
+        .map_err(|e| format!("{}: cannot start: {e}", Path::new(program).display()))?;
+    CHILD.store(child.id() as i32, Ordering::Relaxed);
+    // The recorder puts the process id where the path says `%p`.
+    let output = Output {
+        path: PathBuf::from(
+            output
+                .path
+                .to_string_lossy()
+                .replace("%p", &child.id().to_string()),
+        ),
+        format: output.format,
+    };
+    let status = child
+        .wait()
+        .map_err(|e| format!("waiting for the program: {e}"))?;
+    CHILD.store(0, Ordering::Relaxed);
+    let (code, how) = status_of(status);
+    let written = std::fs::metadata(&output.path)
+        .and_then(|m| m.modified())
+        .is_ok_and(|modified| modified >= started);
+    if !written {
+        return Err(format!(
+            "the program {how} and wrote no trace to {}: it never initialised the HIP runtime, or was killed by a signal that cannot be caught (SIGKILL)",
+            output.path.display()
+        ));
+    }
+    let trace = trace::read(&output.path)?;
+    let counts = trace::EventCounts::of(&trace);
+    let recording_line = trace
+        .summary
+        .iter()
+        .find_map(|l| l.split_once("recording=").map(|(_, r)| r.to_string()))
+        .unwrap_or_else(|| "no recording line".into());
+    println!(
+        "{}: {} kernels ({} with graph fields), {} memory copies; the program {how}; {recording_line}",
+        output.path.display(),
+        counts.kernels,
+        counts.graphed,
+        counts.copies
+    );
+    Ok(ExitCode::from(code))
+}

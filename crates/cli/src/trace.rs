@@ -148,17 +148,21 @@ fn direction_of(name: &str) -> Option<Direction> {
 
 #[derive(Default, Deserialize)]
 struct RawArgs<'a> {
+    #[serde(default, deserialize_with = "lenient_u64")]
     device: Option<u64>,
+    #[serde(default, deserialize_with = "lenient_u64")]
     stream: Option<u64>,
+    #[serde(default, deserialize_with = "lenient_u64")]
     correlation: Option<u64>,
-    #[serde(rename = "External id")]
+    #[serde(rename = "External id", default, deserialize_with = "lenient_u64")]
     external_id: Option<u64>,
-    #[serde(rename = "dispatch id")]
+    #[serde(rename = "dispatch id", default, deserialize_with = "lenient_u64")]
     dispatch_id: Option<u64>,
-    #[serde(rename = "graph id")]
+    #[serde(rename = "graph id", default, deserialize_with = "lenient_u64")]
     graph_id: Option<u64>,
-    #[serde(rename = "graph node id")]
+    #[serde(rename = "graph node id", default, deserialize_with = "lenient_u64")]
     graph_node_id: Option<u64>,
+    #[serde(default, deserialize_with = "lenient_u64")]
     bytes: Option<u64>,
     #[serde(borrow)]
     name: Option<Cow<'a, str>>,
@@ -172,15 +176,58 @@ struct RawEvent<'a> {
     cat: Option<Cow<'a, str>>,
     #[serde(borrow)]
     name: Option<Cow<'a, str>>,
+    #[serde(default, deserialize_with = "lenient_u64")]
     pid: Option<u64>,
+    #[serde(default, deserialize_with = "lenient_u64")]
     tid: Option<u64>,
     #[serde(borrow)]
     ts: Option<&'a RawValue>,
     #[serde(borrow)]
     dur: Option<&'a RawValue>,
+    #[serde(default, deserialize_with = "lenient_u64")]
     id: Option<u64>,
     #[serde(borrow)]
     args: Option<RawArgs<'a>>,
+}
+
+/// An id or number kineto-rocm reads: other writers put text where ours
+/// puts numbers (kineto's writer names its span lanes `"pid": "Spans"`); such
+/// a value is no id of ours, and reads as none rather than failing the trace.
+fn lenient_u64<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
+    struct Lenient;
+    impl<'de> Visitor<'de> for Lenient {
+        type Value = Option<u64>;
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str("a number, or anything else read as none")
+        }
+        fn visit_u64<E>(self, v: u64) -> Result<Option<u64>, E> {
+            Ok(Some(v))
+        }
+        fn visit_i64<E>(self, v: i64) -> Result<Option<u64>, E> {
+            Ok(u64::try_from(v).ok())
+        }
+        fn visit_f64<E>(self, _: f64) -> Result<Option<u64>, E> {
+            Ok(None)
+        }
+        fn visit_str<E>(self, _: &str) -> Result<Option<u64>, E> {
+            Ok(None)
+        }
+        fn visit_bool<E>(self, _: bool) -> Result<Option<u64>, E> {
+            Ok(None)
+        }
+        fn visit_unit<E>(self) -> Result<Option<u64>, E> {
+            Ok(None)
+        }
+        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Option<u64>, A::Error> {
+            while seq.next_element::<IgnoredAny>()?.is_some() {}
+            Ok(None)
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Option<u64>, A::Error> {
+            while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+            Ok(None)
+        }
+    }
+    d.deserialize_any(Lenient)
 }
 
 /// Builds the trace as events stream past, counting them.
@@ -410,12 +457,37 @@ fn from_decoded(decoded: &Decoded, read: &AtomicU64) -> Trace {
     }
     for (key, json) in &decoded.metadata {
         match key.as_str() {
-            "kineto_rocm" => builder.trace.summary = serde_json::from_str(json).unwrap_or_default(),
+            "kineto_rocm" => builder.trace.summary = summary_of(json),
             "distributedInfo" => builder.trace.rank = rank_of(json),
             _ => {}
         }
     }
     builder.trace
+}
+
+/// The `kineto_rocm` metadata as lines: our writer's list of lines, or the
+/// object kineto's writer holds (the face's trace metadata), as `key=value`
+/// lines and its notes.
+fn summary_of(json: &str) -> Vec<String> {
+    use serde_json::Value;
+    match serde_json::from_str::<Value>(json) {
+        Ok(Value::Array(lines)) => lines
+            .into_iter()
+            .filter_map(|l| l.as_str().map(str::to_string))
+            .collect(),
+        Ok(Value::Object(fields)) => fields
+            .into_iter()
+            .flat_map(|(key, value)| match value {
+                Value::String(text) => vec![format!("{key}={text}")],
+                Value::Array(notes) => notes
+                    .iter()
+                    .map(|n| n.as_str().map_or_else(|| n.to_string(), str::to_string))
+                    .collect(),
+                other => vec![format!("{key}={other}")],
+            })
+            .collect(),
+        _ => Vec::new(),
+    }
 }
 
 /// `distributedInfo.rank` of a PyTorch trace.
@@ -464,7 +536,10 @@ impl<'de> Visitor<'de> for FileVisitor<'_, '_> {
                     map.next_value_seed(EventsSeed(self.0))?;
                     saw_events = true;
                 }
-                "kineto_rocm" => self.0.trace.summary = map.next_value()?,
+                "kineto_rocm" => {
+                    let summary: &RawValue = map.next_value()?;
+                    self.0.trace.summary = summary_of(summary.get());
+                }
                 "distributedInfo" => {
                     let info: &RawValue = map.next_value()?;
                     self.0.trace.rank = rank_of(info.get());
@@ -582,6 +657,35 @@ mod tests {
         );
         assert_eq!(micros_text_to_ns("1e3"), Some(1_000_000));
         assert_eq!(micros_text_to_ns("x"), None);
+    }
+
+    #[test]
+    fn text_where_numbers_go_is_no_id() {
+        // kineto's writer puts its span lanes under a named process.
+        let text = r#"{"traceEvents": [
+  {"ph": "X", "cat": "Trace", "ts": 1.0, "dur": 2.0, "pid": "Spans", "tid": "ctest", "name": "ctest (0)", "args": {"Op count": 0}},
+  {"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 3, "ts": 5.000, "dur": 4.000, "args": {"device": 0, "stream": "3", "correlation": 9}}
+  ]}"#;
+        let trace = parse(text, "t").unwrap();
+        assert_eq!(trace.events.len(), 1);
+        assert_eq!(trace.events[0].correlation, Some(9));
+    }
+
+    #[test]
+    fn kineto_writers_metadata_object_reads_as_lines() {
+        // As kineto's ChromeTraceLogger writes the face's metadata.
+        let text = r#"{"schemaVersion": 1,
+  "kineto_rocm": {"status": "collected", "attributed": 6400, "notes": ["graph attribution: 6400 attributed"]},
+  "traceEvents": []}"#;
+        let trace = parse(text, "t").unwrap();
+        assert_eq!(
+            trace.summary,
+            vec![
+                "attributed=6400",
+                "graph attribution: 6400 attributed",
+                "status=collected"
+            ]
+        );
     }
 
     #[test]

@@ -7,6 +7,7 @@
 //!   kineto-rocm convert IN OUT               any trace we read, as JSON
 //!   kineto-rocm report TRACE...              per graph node, per rank, plots
 //!   kineto-rocm record -- PROGRAM ARGS...    any HIP program, traced from outside
+mod forward_signals;
 mod markers;
 mod output;
 mod pftrace;

@@ -3,15 +3,15 @@
 //! rocprofv3 does) and the recording's settings in its environment
 //! (src/recorder/ in the tool library), waits for it, and says where the
 //! trace went and whether it is whole. SIGINT and SIGTERM sent to `record`
-//! go on to the program, whose recorder writes the trace before the signal
-//! ends it; `record` exits with the program's status.
+//! go on to the program (forward_signals.rs); `record` exits with the
+//! program's status.
+use crate::forward_signals;
 use crate::output::{Format, Output};
 use crate::session;
 use crate::trace;
-use std::ffi::{c_int, OsString};
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
-use std::sync::atomic::{AtomicI32, Ordering};
 use std::time::SystemTime;
 
 /// The recording's settings, as `record` takes them.
@@ -24,30 +24,6 @@ pub struct Recording {
     /// The tool's own settings (graph attribution, flush deadline, buffer).
     pub tool_env: Vec<(&'static str, String)>,
     pub program: Vec<OsString>,
-}
-
-/// The running program, for the signal forwarder; 0 when none.
-static CHILD: AtomicI32 = AtomicI32::new(0);
-
-extern "C" fn forward(signal: c_int) {
-    let child = CHILD.load(Ordering::Relaxed);
-    if child > 0 {
-        // SAFETY: kill(2) is async-signal-safe; a pid we spawned.
-        unsafe { libc::kill(child, signal) };
-    }
-}
-
-/// SIGINT and SIGTERM go on to the program; `record` waits for it.
-fn forward_signals() {
-    for signal in [libc::SIGINT, libc::SIGTERM] {
-        // SAFETY: installs a handler that only calls kill(2).
-        unsafe {
-            libc::signal(
-                signal,
-                forward as extern "C" fn(c_int) as libc::sighandler_t,
-            )
-        };
-    }
 }
 
 fn absolute(path: &Path) -> Result<PathBuf, String> {
@@ -107,11 +83,11 @@ pub fn record(recording: &Recording) -> Result<ExitCode, String> {
         command.env(key, value);
     }
     let started = SystemTime::now();
-    forward_signals();
+    forward_signals::install();
     let mut child = command
         .spawn()
         .map_err(|e| format!("{}: cannot start: {e}", Path::new(program).display()))?;
-    CHILD.store(child.id() as i32, Ordering::Relaxed);
+    forward_signals::to(child.id());
     // The recorder puts the process id where the path says `%p`.
     let output = Output {
         path: PathBuf::from(
@@ -125,7 +101,7 @@ pub fn record(recording: &Recording) -> Result<ExitCode, String> {
     let status = child
         .wait()
         .map_err(|e| format!("waiting for the program: {e}"))?;
-    CHILD.store(0, Ordering::Relaxed);
+    forward_signals::to(0);
     let (code, how) = status_of(status);
     let written = std::fs::metadata(&output.path)
         .and_then(|m| m.modified())

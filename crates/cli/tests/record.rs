@@ -64,8 +64,12 @@ fn stop_after(mut command: Command, steps: usize, signal: i32) -> (i32, String) 
         seen.push_str(&line);
         seen.push('\n');
     }
-    // SAFETY: a plain kill(2) of the process this test started.
-    assert_eq!(unsafe { libc::kill(child.id() as i32, signal) }, 0);
+    let sent = Command::new("kill")
+        .arg(format!("-{signal}"))
+        .arg(child.id().to_string())
+        .status()
+        .expect("run kill");
+    assert!(sent.success(), "kill -{signal} {}", child.id());
     for line in lines {
         seen.push_str(&line.unwrap());
         seen.push('\n');

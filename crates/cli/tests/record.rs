@@ -234,6 +234,37 @@ fn a_delayed_window_of_a_set_duration_holds_only_part_of_the_run() {
 }
 
 #[test]
+fn the_kineto_faces_switches_reach_the_program() {
+    let out = scratch("plain.json");
+    let (code, output) = finish(record(
+        &[
+            "-o",
+            out.to_str().unwrap(),
+            "--no-graph-attribution",
+            "--flush-deadline-ms",
+            "20000",
+            "--buffer-bytes",
+            "65536",
+        ],
+        &["--steps", "1"],
+    ));
+    assert_eq!(code, 0, "{output}");
+    let trace = read(&out);
+    assert_eq!(kernels(&trace), STEP, "every kernel, without graph fields");
+    let graphed = trace["traceEvents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["cat"] == "kernel" && !e["args"]["graph node id"].is_null())
+        .count();
+    assert_eq!(graphed, 0, "attribution off: no graph fields");
+    assert!(
+        output.contains("6400 kernels (0 with graph fields)"),
+        "{output}"
+    );
+}
+
+#[test]
 fn a_program_that_never_uses_hip_gets_a_clear_error() {
     let out = scratch("none.json");
     let output = Command::new(env!("CARGO_BIN_EXE_kineto-rocm"))

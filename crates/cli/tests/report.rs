@@ -185,7 +185,8 @@ fn plots_render_as_svg_and_html() {
         "--node".as_ref(),
         "1:1".as_ref(),
     ]);
-    let svg = std::fs::read_to_string(svg).unwrap();
+    let svg_path = svg;
+    let svg = std::fs::read_to_string(&svg_path).unwrap();
     assert!(
         svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"),
         "not an SVG"
@@ -195,12 +196,37 @@ fn plots_render_as_svg_and_html() {
         "the chosen node"
     );
     assert!(svg.contains("rank 1: "), "a legend names the ranks");
+    render(&svg_path);
     let html = std::fs::read_to_string(html).unwrap();
     assert!(html.contains("<table>") && html.contains("<svg"));
     assert!(
         html.contains("class=\"slow\""),
         "the slowest rank is marked"
     );
+}
+
+/// Draws the SVG with librsvg (`rsvg-convert`), when installed, as an image
+/// viewer would: a file it cannot parse or draw fails.
+fn render(svg: &Path) {
+    let png = svg.with_extension("png");
+    match Command::new("rsvg-convert")
+        .arg(svg)
+        .arg("-o")
+        .arg(&png)
+        .output()
+    {
+        Ok(out) => {
+            assert!(
+                out.status.success(),
+                "rsvg-convert cannot draw {}: {}",
+                svg.display(),
+                String::from_utf8_lossy(&out.stderr)
+            );
+            let bytes = std::fs::read(&png).unwrap();
+            assert!(bytes.starts_with(b"\x89PNG") && bytes.len() > 10_000);
+        }
+        Err(e) => eprintln!("rsvg-convert not run ({e}): the SVG's drawing is not checked"),
+    }
 }
 
 #[test]

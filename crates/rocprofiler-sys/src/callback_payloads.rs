@@ -96,3 +96,33 @@ pub type rocprofiler_external_correlation_id_request_cb_t = Option<
         data: *mut c_void,
     ) -> i32,
 >;
+
+/// `rocprofiler_marker_api_args_t` (marker/api_args.h:49-113): a union of
+/// each ROCTX call's arguments; the calls that take a message
+/// (roctxMarkA, roctxRangePushA, roctxRangeStartA) have it first. Its
+/// largest members are two pointers (roctxNameHsaAgent) or a pointer and an
+/// int (roctxNameHipDevice): 16 bytes.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub union rocprofiler_marker_api_args_t {
+    pub message: *const c_char,
+    pub largest: [u64; 2],
+}
+
+/// `rocprofiler_marker_api_retval_t` (marker/api_args.h:42-47): int32_t,
+/// int64_t or roctx_range_id_t (uint64_t).
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub union rocprofiler_marker_api_retval_t {
+    pub int32_t_retval: i32,
+    pub int64_t_retval: i64,
+}
+
+/// Payload of MARKER_CORE_API callbacks (callback_tracing.h:101-106).
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct rocprofiler_callback_tracing_marker_api_data_t {
+    pub size: u64,
+    pub args: rocprofiler_marker_api_args_t,
+    pub retval: rocprofiler_marker_api_retval_t,
+}

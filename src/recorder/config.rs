@@ -1,6 +1,7 @@
 //! What `kineto-rocm record` asks of the tool library in a program it
 //! launches, through the environment (the program itself knows nothing of
-//! it): where the trace goes, its format, and the window.
+//! it): where the trace goes, its format, and what opens and closes the
+//! window: a timer, or the program's own ROCTX ranges.
 use crate::output::pftrace::GzipLevel;
 use crate::output::TraceFormat;
 use std::path::PathBuf;
@@ -18,13 +19,29 @@ pub const GZIP_LEVEL: &str = "KINETO_ROCM_RECORD_GZIP_LEVEL";
 pub const DELAY_MS: &str = "KINETO_ROCM_RECORD_DELAY_MS";
 /// The window's length in milliseconds (default: until the program ends).
 pub const DURATION_MS: &str = "KINETO_ROCM_RECORD_DURATION_MS";
+/// A ROCTX range's message: each range the program pushes with it (on any
+/// thread) opens a window, its pop closes it. Excludes the two above.
+pub const ROCTX_RANGE: &str = "KINETO_ROCM_RECORD_ROCTX_RANGE";
+
+/// What opens and closes the window.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Trigger {
+    /// Opens `delay` after the program's first HIP call, closes after
+    /// `duration` (None: when the program ends).
+    Timer {
+        delay: Duration,
+        duration: Option<Duration>,
+    },
+    /// Each ROCTX range pushed with this message opens a window, its pop
+    /// closes it; nested or overlapping ones on other threads extend it.
+    Range(String),
+}
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct RecordConfig {
     pub out: PathBuf,
     pub format: TraceFormat,
-    pub delay: Duration,
-    pub duration: Option<Duration>,
+    pub trigger: Trigger,
 }
 
 fn millis(name: &str, value: Option<String>) -> Result<Option<Duration>, String> {
@@ -63,11 +80,26 @@ impl RecordConfig {
             Some(other) => return Err(format!("{FORMAT}={other}: expected json or pftrace")),
         };
         let pid = std::process::id().to_string();
+        let (delay, duration) = (
+            millis(DELAY_MS, var(DELAY_MS))?,
+            millis(DURATION_MS, var(DURATION_MS))?,
+        );
+        let trigger = match var(ROCTX_RANGE).filter(|v| !v.is_empty()) {
+            Some(range) if delay.is_some() || duration.is_some() => {
+                return Err(format!(
+                    "{ROCTX_RANGE}={range}: the window follows the range, not {DELAY_MS} or {DURATION_MS}"
+                ))
+            }
+            Some(range) => Trigger::Range(range),
+            None => Trigger::Timer {
+                delay: delay.unwrap_or_default(),
+                duration,
+            },
+        };
         Ok(Some(RecordConfig {
             out: PathBuf::from(out.replace("%p", &pid)),
             format,
-            delay: millis(DELAY_MS, var(DELAY_MS))?.unwrap_or_default(),
-            duration: millis(DURATION_MS, var(DURATION_MS))?,
+            trigger,
         }))
     }
 }
@@ -106,13 +138,26 @@ mod tests {
             PathBuf::from(format!("/tmp/t-{}.pftrace", std::process::id()))
         );
         assert_eq!(c.format, TraceFormat::Pftrace(GzipLevel::new(9).unwrap()));
-        assert_eq!(c.delay, Duration::from_millis(250));
-        assert_eq!(c.duration, Some(Duration::from_secs(1)));
+        assert_eq!(
+            c.trigger,
+            Trigger::Timer {
+                delay: Duration::from_millis(250),
+                duration: Some(Duration::from_secs(1))
+            }
+        );
         let plain = config(&[(OUT, "t.json")]).unwrap().unwrap();
         assert_eq!(
-            (plain.format, plain.delay, plain.duration),
-            (TraceFormat::Json, Duration::ZERO, None)
+            (plain.format, plain.trigger),
+            (
+                TraceFormat::Json,
+                Trigger::Timer {
+                    delay: Duration::ZERO,
+                    duration: None
+                }
+            )
         );
+        let ranged = config(&[(OUT, "t.json"), (ROCTX_RANGE, "step")]).unwrap();
+        assert_eq!(ranged.unwrap().trigger, Trigger::Range("step".into()));
     }
 
     #[test]
@@ -121,6 +166,11 @@ mod tests {
         assert!(e.contains("KINETO_ROCM_RECORD_DELAY_MS=soon"), "{e}");
         let e = config(&[(OUT, "t"), (FORMAT, "xml")]).unwrap_err();
         assert!(e.contains("expected json or pftrace"), "{e}");
+        let e = config(&[(OUT, "t"), (ROCTX_RANGE, "step"), (DELAY_MS, "5")]).unwrap_err();
+        assert!(
+            e.contains("KINETO_ROCM_RECORD_ROCTX_RANGE=step: the window follows the range"),
+            "{e}"
+        );
         let e = config(&[(OUT, "t"), (GZIP_LEVEL, "12")]).unwrap_err();
         assert!(
             e.contains("KINETO_ROCM_RECORD_GZIP_LEVEL=12") && e.contains("0 (none) to 9"),

@@ -4,7 +4,9 @@
 //! the environment (config.rs). When the library is loaded, it registers
 //! for the SDK's lifecycle; when the SDK initialises it (the program's first
 //! HIP call), it opens the window, at once or after a delay, and closes it
-//! after a duration if one is set; when the SDK finalises it (the program
+//! after a duration if one is set; or, told to follow a ROCTX range, it
+//! opens a window at each push of that range and closes it at its pop (the
+//! SDK's MARKER_CORE_API callbacks). When the SDK finalises it (the program
 //! exits), or on SIGINT/SIGTERM, it writes the trace. A window cut short by
 //! the program's end or a signal is kept whole (every record of work it
 //! launched is waited for) and the trace says it is partial.
@@ -13,10 +15,11 @@ mod signals;
 
 use crate::output;
 use crate::session;
-use crate::tool::sdk::configure::{observe_lifecycle, Lifecycle};
+use crate::tool::sdk::lifecycle::{observe_lifecycle, Lifecycle};
 use crate::window::FinishedWindow;
-use config::RecordConfig;
+use config::{RecordConfig, Trigger};
 use once_cell::sync::OnceCell;
+use std::collections::HashMap;
 use std::ffi::c_int;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -56,6 +59,13 @@ struct State {
     window: Window,
     initialised: Option<Instant>,
     written: bool,
+    /// Windows opened so far.
+    opened: usize,
+    /// Per SDK thread, its open ROCTX ranges: whether each is the followed
+    /// one (a pop names no range; the thread's stack says which it closes).
+    ranges: HashMap<u64, Vec<bool>>,
+    /// Followed ranges open now, on every thread.
+    open_ranges: usize,
 }
 
 /// How the recording ended.
@@ -83,19 +93,21 @@ impl Recorder {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    fn open(&self) {
-        let mut state = self.state();
-        if state.written || !matches!(state.window, Window::Waiting) {
+    /// Opens the window unless it is open or the trace is written.
+    fn open(&self, state: &mut State) {
+        if state.written || matches!(state.window, Window::Open(_)) {
             return;
         }
         match session::start_collection() {
-            Ok(()) => state.window = Window::Open(Instant::now()),
+            Ok(()) => {
+                state.window = Window::Open(Instant::now());
+                state.opened += 1;
+            }
             Err(e) => eprintln!("kineto-rocm: recording: the window could not start: {e}"),
         }
     }
 
-    fn close(&self) {
-        let mut state = self.state();
+    fn close(&self, state: &mut State) {
         if let Window::Open(_) = state.window {
             if let Err(e) = session::stop_collection() {
                 eprintln!("kineto-rocm: recording: the window could not stop: {e}");
@@ -111,42 +123,17 @@ impl Recorder {
         if std::mem::replace(&mut state.written, true) {
             return;
         }
-        let since_start = state.initialised.map(|t| t.elapsed()).unwrap_or_default();
-        let line = match (state.window, ending) {
-            (Window::Waiting, Ending::Exit) => format!(
-                "recording=empty: the program ended {} after its first HIP call, before the {} delay",
-                seconds(since_start),
-                seconds(self.config.delay)
-            ),
-            (Window::Waiting, Ending::Signal(s)) => format!(
-                "recording=empty: stopped by {} before the window opened",
-                signals::name(s)
-            ),
-            (Window::Open(since), ending) => {
-                if let Err(e) = session::stop_collection() {
-                    eprintln!("kineto-rocm: recording: the window could not stop: {e}");
-                }
-                match (ending, self.config.duration) {
-                    (Ending::Signal(s), _) => format!(
-                        "recording=partial: stopped by {} {} into the window",
-                        signals::name(s),
-                        seconds(since.elapsed())
-                    ),
-                    (Ending::Exit, Some(duration)) => format!(
-                        "recording=partial: the program exited {} into a {} window",
-                        seconds(since.elapsed()),
-                        seconds(duration)
-                    ),
-                    (Ending::Exit, None) => {
-                        "recording=complete: the window ran until the program exited".to_string()
-                    }
-                }
+        let line = match &self.config.trigger {
+            Trigger::Timer { delay, duration } => {
+                Self::timer_line(&state, ending, *delay, *duration)
             }
-            (Window::Closed, _) => format!(
-                "recording=complete: the {} window ended before the program did",
-                seconds(self.config.duration.unwrap_or_default())
-            ),
+            Trigger::Range(name) => Self::range_line(&state, ending, name),
         };
+        if let Window::Open(_) = state.window {
+            if let Err(e) = session::stop_collection() {
+                eprintln!("kineto-rocm: recording: the window could not stop: {e}");
+            }
+        }
         let mut windows = session::take_finished_windows().unwrap_or_else(|e| {
             eprintln!("kineto-rocm: recording: {e}");
             Vec::new()
@@ -167,6 +154,97 @@ impl Recorder {
             Err(e) => eprintln!("kineto-rocm: recording lost: {e}"),
         }
     }
+
+    /// How a timed window ended.
+    fn timer_line(
+        state: &State,
+        ending: Ending,
+        delay: Duration,
+        duration: Option<Duration>,
+    ) -> String {
+        let since_start = state.initialised.map(|t| t.elapsed()).unwrap_or_default();
+        match (state.window, ending) {
+            (Window::Waiting, Ending::Exit) => format!(
+                "recording=empty: the program ended {} after its first HIP call, before the {} delay",
+                seconds(since_start),
+                seconds(delay)
+            ),
+            (Window::Waiting, Ending::Signal(s)) => format!(
+                "recording=empty: stopped by {} before the window opened",
+                signals::name(s)
+            ),
+            (Window::Open(since), ending) => match (ending, duration) {
+                (Ending::Signal(s), _) => format!(
+                    "recording=partial: stopped by {} {} into the window",
+                    signals::name(s),
+                    seconds(since.elapsed())
+                ),
+                (Ending::Exit, Some(duration)) => format!(
+                    "recording=partial: the program exited {} into a {} window",
+                    seconds(since.elapsed()),
+                    seconds(duration)
+                ),
+                (Ending::Exit, None) => {
+                    "recording=complete: the window ran until the program exited".to_string()
+                }
+            },
+            (Window::Closed, _) => format!(
+                "recording=complete: the {} window ended before the program did",
+                seconds(duration.unwrap_or_default())
+            ),
+        }
+    }
+
+    /// How the windows of a followed ROCTX range ended.
+    fn range_line(state: &State, ending: Ending, name: &str) -> String {
+        let ended = match ending {
+            Ending::Exit => "the program exited".to_string(),
+            Ending::Signal(s) => format!("stopped by {}", signals::name(s)),
+        };
+        match state.window {
+            Window::Waiting => {
+                format!("recording=empty: {ended} before any ROCTX range \"{name}\"")
+            }
+            Window::Open(since) => format!(
+                "recording=partial: {ended} {} into ROCTX range \"{name}\" ({} windows)",
+                seconds(since.elapsed()),
+                state.opened
+            ),
+            Window::Closed => format!(
+                "recording=complete: {} windows, each a ROCTX range \"{name}\"",
+                state.opened
+            ),
+        }
+    }
+
+    /// A ROCTX range pushed or popped: the followed one opens the window
+    /// when it is the first open, and closes it when it is the last.
+    fn follow(&self, name: &str, thread: u64, pushed: Option<&str>) {
+        let mut state = self.state();
+        match pushed {
+            Some(message) => {
+                let followed = message == name;
+                state.ranges.entry(thread).or_default().push(followed);
+                if followed {
+                    state.open_ranges += 1;
+                    self.open(&mut state);
+                }
+            }
+            None => {
+                let followed = state
+                    .ranges
+                    .get_mut(&thread)
+                    .and_then(Vec::pop)
+                    .unwrap_or(false);
+                if followed {
+                    state.open_ranges -= 1;
+                    if state.open_ranges == 0 {
+                        self.close(&mut state);
+                    }
+                }
+            }
+        }
+    }
 }
 
 impl Lifecycle for Recorder {
@@ -183,9 +261,11 @@ impl Lifecycle for Recorder {
             Ok(_) => {}
             Err(e) => eprintln!("kineto-rocm: recording: signals not caught ({e}); SIGINT or SIGTERM would lose the trace"),
         }
-        let (delay, duration) = (self.config.delay, self.config.duration);
+        let Trigger::Timer { delay, duration } = self.config.trigger else {
+            return;
+        };
         if delay.is_zero() {
-            self.open();
+            self.open(&mut self.state());
         }
         if delay.is_zero() && duration.is_none() {
             return;
@@ -194,19 +274,30 @@ impl Lifecycle for Recorder {
             .name("kineto-rocm-window".into())
             .spawn(move || {
                 std::thread::sleep(delay);
-                recorder().open();
+                let recorder = recorder();
+                recorder.open(&mut recorder.state());
                 if let Some(duration) = duration {
                     std::thread::sleep(duration);
-                    recorder().close();
+                    recorder.close(&mut recorder.state());
                 }
             });
         if let Err(e) = timer {
             eprintln!("kineto-rocm: recording: no window timer ({e}); recording the whole run");
-            self.open();
+            self.open(&mut self.state());
         }
     }
 
     fn finalising(&self) {
         self.finish(Ending::Exit);
+    }
+
+    fn follows_ranges(&self) -> bool {
+        matches!(self.config.trigger, Trigger::Range(_))
+    }
+
+    fn range(&self, thread: u64, pushed: Option<&str>) {
+        if let Trigger::Range(name) = &self.config.trigger {
+            self.follow(name, thread, pushed);
+        }
     }
 }

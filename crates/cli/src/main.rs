@@ -121,6 +121,10 @@ struct RecordArgs {
     /// Close the window after this long (default: when the program ends).
     #[arg(long)]
     duration_ms: Option<u64>,
+    /// Follow the program's ROCTX range of this message instead: each push
+    /// opens a window (on any thread), its pop closes it.
+    #[arg(long, conflicts_with_all = ["delay_ms", "duration_ms"])]
+    roctx_range: Option<String>,
     /// No graph attribution: no graph fields, no cost
     /// (KINETO_ROCM_DISABLE_GRAPH_ATTRIBUTION=1).
     #[arg(long)]
@@ -701,6 +705,7 @@ fn record_command(args: &RecordArgs) -> Result<ExitCode, String> {
         gzip_level: args.format.gzip_level,
         delay_ms: args.delay_ms,
         duration_ms: args.duration_ms,
+        roctx_range: args.roctx_range.clone(),
         tool_env,
         program: args.program.clone(),
     })

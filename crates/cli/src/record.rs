@@ -21,6 +21,9 @@ pub struct Recording {
     pub gzip_level: u32,
     pub delay_ms: u64,
     pub duration_ms: Option<u64>,
+    /// A ROCTX range whose pushes open the window and pops close it
+    /// (instead of the delay and duration).
+    pub roctx_range: Option<String>,
     /// The tool's own settings (graph attribution, flush deadline, buffer).
     pub tool_env: Vec<(&'static str, String)>,
     pub program: Vec<OsString>,
@@ -71,14 +74,23 @@ pub fn record(recording: &Recording) -> Result<ExitCode, String> {
             "KINETO_ROCM_RECORD_GZIP_LEVEL",
             recording.gzip_level.to_string(),
         )
-        .env(
-            "KINETO_ROCM_RECORD_DELAY_MS",
-            recording.delay_ms.to_string(),
-        );
-    match recording.duration_ms {
-        Some(ms) => command.env("KINETO_ROCM_RECORD_DURATION_MS", ms.to_string()),
-        None => command.env_remove("KINETO_ROCM_RECORD_DURATION_MS"),
-    };
+        .env_remove("KINETO_ROCM_RECORD_DELAY_MS")
+        .env_remove("KINETO_ROCM_RECORD_DURATION_MS")
+        .env_remove("KINETO_ROCM_RECORD_ROCTX_RANGE");
+    match &recording.roctx_range {
+        Some(range) => {
+            command.env("KINETO_ROCM_RECORD_ROCTX_RANGE", range);
+        }
+        None => {
+            command.env(
+                "KINETO_ROCM_RECORD_DELAY_MS",
+                recording.delay_ms.to_string(),
+            );
+            if let Some(ms) = recording.duration_ms {
+                command.env("KINETO_ROCM_RECORD_DURATION_MS", ms.to_string());
+            }
+        }
+    }
     for (key, value) in &recording.tool_env {
         command.env(key, value);
     }

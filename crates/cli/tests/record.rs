@@ -233,6 +233,113 @@ fn a_delayed_window_of_a_set_duration_holds_only_part_of_the_run() {
     );
 }
 
+/// The dispatch ids of a trace's kernels: a step of graph-32x200 is 6400
+/// dispatches, numbered process-wide from 1 in launch order.
+fn steps_of(trace: &Value) -> Vec<u64> {
+    let mut steps: Vec<u64> = trace["traceEvents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["cat"] == "kernel")
+        .map(|e| (e["args"]["dispatch id"].as_u64().unwrap() - 1) / STEP as u64)
+        .collect();
+    steps.dedup();
+    steps
+}
+
+#[test]
+fn each_roctx_range_of_the_name_is_a_window_holding_its_work_only() {
+    let out = scratch("ranges.json");
+    let (code, output) = finish(record(
+        &["-o", out.to_str().unwrap(), "--roctx-range", "step"],
+        &[
+            "--steps",
+            "6",
+            "--roctx-range",
+            "step",
+            "--roctx-steps",
+            "1,2,4",
+        ],
+    ));
+    assert_eq!(code, 0, "{output}");
+    let trace = read(&out);
+    assert_eq!(kernels(&trace), 3 * STEP, "{output}");
+    let steps = steps_of(&trace);
+    assert_eq!(
+        steps,
+        [1, 2, 4],
+        "the kernels of the ranged steps, all of them"
+    );
+    let summary = summary(&trace);
+    assert!(
+        summary.contains("recording=complete: 3 windows, each a ROCTX range \"step\""),
+        "{summary}"
+    );
+}
+
+#[test]
+fn an_exit_inside_a_range_keeps_its_work_and_says_partial() {
+    let out = scratch("range-exit.json");
+    let (code, output) = finish(record(
+        &["-o", out.to_str().unwrap(), "--roctx-range", "step"],
+        &[
+            "--steps",
+            "6",
+            "--roctx-range",
+            "step",
+            "--roctx-steps",
+            "1,2",
+            "--exit-after-step",
+            "2",
+        ],
+    ));
+    assert_eq!(code, 1, "{output}");
+    let trace = read(&out);
+    assert_eq!(steps_of(&trace), [1, 2]);
+    assert_eq!(kernels(&trace), 2 * STEP);
+    let summary = summary(&trace);
+    assert!(
+        summary.contains("recording=partial: the program exited")
+            && summary.contains("into ROCTX range \"step\" (2 windows)"),
+        "{summary}"
+    );
+}
+
+#[test]
+fn a_range_never_pushed_records_nothing_and_says_so() {
+    let out = scratch("range-none.json");
+    let (code, output) = finish(record(
+        &["-o", out.to_str().unwrap(), "--roctx-range", "absent"],
+        &["--steps", "1", "--roctx-range", "step"],
+    ));
+    assert_eq!(code, 0, "{output}");
+    let trace = read(&out);
+    assert_eq!(kernels(&trace), 0);
+    assert!(
+        summary(&trace)
+            .contains("recording=empty: the program exited before any ROCTX range \"absent\""),
+        "{}",
+        summary(&trace)
+    );
+    let refused = Command::new(env!("CARGO_BIN_EXE_kineto-rocm"))
+        .args([
+            "record",
+            "--roctx-range",
+            "s",
+            "--delay-ms",
+            "5",
+            "--",
+            "true",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(
+        refused.status.code(),
+        Some(2),
+        "a range and a delay conflict"
+    );
+}
+
 #[test]
 fn the_kineto_faces_switches_reach_the_program() {
     let out = scratch("plain.json");

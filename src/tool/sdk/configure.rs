@@ -1,6 +1,7 @@
 //! How the SDK finds and starts this tool: `rocprofiler_configure`, then
 //! `initialize` (the only place services may be configured), then `finalize`;
 //! and how the session asks an SDK that has not configured us yet to do so.
+use super::lifecycle::lifecycle;
 use super::services;
 use super::tool::{self, Tool};
 use crate::error::ToolError;
@@ -14,20 +15,6 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 static CONFIGURED: AtomicBool = AtomicBool::new(false);
 static UNAVAILABLE: OnceCell<String> = OnceCell::new();
-static LIFECYCLE: OnceCell<&'static dyn Lifecycle> = OnceCell::new();
-
-/// Told when the SDK has initialised the tool and when it finalises it (at
-/// process exit): the recorder starts its window and writes its trace then.
-pub trait Lifecycle: Sync {
-    fn initialised(&self);
-    fn finalising(&self);
-}
-
-/// Registers the one lifecycle observer; set it before the SDK initialises
-/// the tool (when the library is loaded). False when one is set already.
-pub fn observe_lifecycle(observer: &'static dyn Lifecycle) -> bool {
-    LIFECYCLE.set(observer).is_ok()
-}
 
 /// What `rocprofiler_configure` hands the SDK, which reads it until finalize.
 struct ConfigureResult(UnsafeCell<rocprofiler_tool_configure_result_t>);
@@ -81,7 +68,7 @@ unsafe extern "C" fn tool_initialize(
 ) -> i32 {
     let outcome = catch_unwind(AssertUnwindSafe(|| match initialise() {
         Ok(()) => {
-            if let Some(observer) = LIFECYCLE.get() {
+            if let Some(observer) = lifecycle() {
                 observer.initialised();
             }
             0
@@ -99,7 +86,7 @@ unsafe extern "C" fn tool_initialize(
 
 unsafe extern "C" fn tool_finalize(_tool_data: *mut c_void) {
     let _ = catch_unwind(|| {
-        if let Some(observer) = LIFECYCLE.get() {
+        if let Some(observer) = lifecycle() {
             observer.finalising();
         }
         if let Some(tool) = tool::get() {
@@ -113,7 +100,8 @@ fn initialise() -> Result<(), ToolError> {
     let sdk = Sdk::resolve().map_err(|why| ToolError::Unavailable(why.to_string()))?;
     let graph_domain = sdk.version() >= HIP_GRAPH_DOMAIN_VERSION;
     let attribution = attribution::enabled_from_env().then(Method::from_env);
-    let services = services::configure_all(&sdk, graph_domain, attribution)?;
+    let ranges = lifecycle().is_some_and(|observer| observer.follows_ranges());
+    let services = services::configure_all(&sdk, graph_domain, attribution, ranges)?;
     Tool::install(sdk, services, graph_domain, attribution)
 }
 

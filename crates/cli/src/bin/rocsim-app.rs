@@ -4,9 +4,14 @@
 //! links libamdhip64) and runs a workload file as the steps of a loop; any
 //! tool comes in through ROCP_TOOL_LIBRARIES, and is finalised at exit, as
 //! the real SDK does. It can end as real programs do: normally, by calling
-//! exit() in the middle with device work in flight, or by a signal.
+//! exit() in the middle with device work in flight, or by a signal. Like
+//! many programs, it marks its work with ROCTX ranges (libroctx64's
+//! roctxRangePushA/Pop): one named `rocsim-app` around the whole loop and,
+//! with --roctx-range NAME, one named NAME around each step chosen by
+//! --roctx-steps (default every step); exit() comes inside the step's range.
 //!
 //!   rocsim-app --workload W [--steps N] [--exit-after-step K [--exit-code C]]
+//!              [--roctx-range NAME [--roctx-steps 1,2,4]]
 use rocprofiler_sim::host::Simulator;
 use rocprofiler_sim::options::RunOptions;
 use rocprofiler_sim::workload::Workload;
@@ -14,19 +19,32 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-const USAGE: &str = "usage: rocsim-app --workload FILE [--steps N (0: until stopped)] [--exit-after-step K [--exit-code C]] [--virtual-time]";
+const USAGE: &str = "usage: rocsim-app --workload FILE [--steps N (0: until stopped)] [--exit-after-step K [--exit-code C]] [--virtual-time] [--roctx-range NAME [--roctx-steps K,L,...]]";
 
 struct Args {
     workload: PathBuf,
     steps: u64,
     exit_after: Option<(u64, i32)>,
     virtual_time: bool,
+    /// The range around chosen steps, and those steps (None: every step).
+    roctx: Option<(String, Option<Vec<u64>>)>,
+}
+
+fn step_list(text: &str) -> Result<Vec<u64>, String> {
+    text.split(',')
+        .map(|s| {
+            s.trim()
+                .parse()
+                .map_err(|e| format!("--roctx-steps {text}: {e}"))
+        })
+        .collect()
 }
 
 fn parse() -> Result<Args, String> {
     let mut args = std::env::args().skip(1);
     let (mut workload, mut steps, mut exit_after, mut exit_code, mut virtual_time) =
         (None, 1, None, 1, false);
+    let (mut roctx_range, mut roctx_steps) = (None, None);
     while let Some(arg) = args.next() {
         let mut value = |name: &str| args.next().ok_or(format!("{name} needs a value"));
         match arg.as_str() {
@@ -49,6 +67,8 @@ fn parse() -> Result<Args, String> {
                     .map_err(|e| format!("--exit-code: {e}"))?
             }
             "--virtual-time" => virtual_time = true,
+            "--roctx-range" => roctx_range = Some(value("--roctx-range")?),
+            "--roctx-steps" => roctx_steps = Some(step_list(&value("--roctx-steps")?)?),
             other => return Err(format!("unknown argument {other}")),
         }
     }
@@ -57,6 +77,10 @@ fn parse() -> Result<Args, String> {
         steps,
         exit_after: exit_after.map(|step| (step, exit_code)),
         virtual_time,
+        roctx: match (roctx_range, roctx_steps) {
+            (None, Some(_)) => return Err("--roctx-steps needs --roctx-range".into()),
+            (range, steps) => range.map(|r| (r, steps)),
+        },
     })
 }
 
@@ -74,8 +98,17 @@ fn run(args: &Args) -> Result<(), String> {
         record_truth: false,
         ..RunOptions::default()
     };
+    let roctx = |result: Result<i32, _>| result.map(drop).map_err(|e| format!("roctx: {e}"));
+    roctx(runtime.roctx_range_push("rocsim-app"))?;
     let mut step = 0;
     while args.steps == 0 || step < args.steps {
+        let ranged = args
+            .roctx
+            .as_ref()
+            .filter(|(_, steps)| steps.as_ref().is_none_or(|steps| steps.contains(&step)));
+        if let Some((name, _)) = ranged {
+            roctx(runtime.roctx_range_push(name))?;
+        }
         runtime
             .run_workload(&text, &options)
             .map_err(|e| e.to_string())?;
@@ -87,8 +120,12 @@ fn run(args: &Args) -> Result<(), String> {
                 std::process::exit(code);
             }
         }
+        if ranged.is_some() {
+            roctx(runtime.roctx_range_pop())?;
+        }
         step += 1;
     }
+    roctx(runtime.roctx_range_pop())?;
     Ok(())
 }
 

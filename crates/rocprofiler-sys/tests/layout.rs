@@ -241,6 +241,18 @@ fn layout_matches_the_sdk_headers() {
             args,
             retval
         );
+        // callback_tracing.h:101-106, marker/api_args.h:49-113 and 42-47.
+        same_layout!(
+            rocprofiler_callback_tracing_marker_api_data_t,
+            sdk::rocprofiler_callback_tracing_marker_api_data_t,
+            size,
+            args,
+            retval
+        );
+        same_layout!(
+            rocprofiler_marker_api_args_t,
+            sdk::rocprofiler_marker_api_args_t
+        );
         // hip/api_args.h:66-3150 and 49-62.
         same_layout!(rocprofiler_hip_api_args_t, sdk::rocprofiler_hip_api_args_t);
         same_layout!(

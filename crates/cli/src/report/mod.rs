@@ -60,7 +60,14 @@ pub struct Report {
 
 /// Per node of one trace: kernel name(s) and stats.
 fn nodes_of(trace: &Trace) -> BTreeMap<(u64, u32), (String, NodeStats)> {
-    let graphed: Vec<&GpuEvent> = trace.events.iter().filter(|e| e.graph.is_some()).collect();
+    // Graph id 0 is no graph: kineto's CUPTI backend gives every kernel a
+    // `graph id` (CuptiActivity.h addGraphNodeTypedMetadata, CUDA 12+), 0
+    // for one not launched by a graph, as ours never names a graph 0.
+    let graphed: Vec<&GpuEvent> = trace
+        .events
+        .iter()
+        .filter(|e| e.graph.is_some_and(|(graph_id, _)| graph_id != 0))
+        .collect();
     let mut by_graph: BTreeMap<u64, Vec<&GpuEvent>> = BTreeMap::new();
     for event in graphed {
         let (graph_id, _) = event.graph.expect("filtered");
@@ -230,6 +237,22 @@ mod tests {
             events,
             ..Trace::default()
         }
+    }
+
+    #[test]
+    fn a_kernel_of_graph_0_is_no_node() {
+        // As kineto's CUPTI backend writes a kernel launched outside a graph.
+        let mut t = trace(3, 0, true);
+        let mut eager = kernel(0, Some(7), 10_000, 50);
+        eager.graph = Some((0, 0));
+        t.events.push(eager);
+        let report = build(&[("t".into(), t)]);
+        assert_eq!(report.nodes.len(), 2);
+        assert!(report.nodes.iter().all(|n| n.graph_id == 1));
+        assert!(report
+            .nodes
+            .iter()
+            .all(|n| n.ranks[0].as_ref().unwrap().count == 3));
     }
 
     #[test]

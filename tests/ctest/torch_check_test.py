@@ -5,7 +5,8 @@ cpu_op inside a user annotation, one kernel outside any op): the trace as
 written passes, and each wrong link or key planted in it is caught. With
 REPORT_BIN (the kineto-rocm CLI), so is each wrong figure planted for the
 check of `kineto-rocm report` against the truth (a replay lost, a kernel
-made slower).
+made slower), while a CUPTI kernel outside any graph ("graph id" 0) next to
+ours changes nothing.
 
 Usage: torch_check_test.py SCRIPT TRACE TRUTH [REPORT_BIN]
 """
@@ -97,6 +98,14 @@ def main():
     ]
     if report_bin:
         assert report_passes(events), "kineto-rocm report on the trace as kineto wrote it fails"
+        # CUPTI's kernel launched outside a graph, as a CUDA PyTorch writes
+        # it next to ours: "graph id" 0 is no graph, so no node.
+        cupti = copy.deepcopy(events)
+        cupti.append({"ph": "X", "cat": "kernel", "name": "vectorized_elementwise_kernel",
+                      "pid": 0, "tid": 7, "ts": graphed[0]["ts"], "dur": 1.5,
+                      "args": {"device": 0, "stream": 7, "correlation": 900001,
+                               "graph id": 0, "graph node id": 0}})
+        assert report_passes(cupti), "a CUPTI kernel outside a graph taken for a node"
 
         def drop(k):
             def mutate(evs):

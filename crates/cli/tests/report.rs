@@ -102,12 +102,43 @@ fn figures_are_the_workloads_durations_slowest_first() {
         assert!((share / smallest - expected_ratio).abs() < 1e-9, "{node}");
         shares += share;
     }
-    // The replay is the chain plus the gaps between its kernels (launch
-    // latency, the barrier packets): most of it, never more.
+    // The chain's time over the replays' time, each replay spanning its
+    // launch's kernels (one correlation) from first start to last end: the
+    // gaps between kernels (launch latency, barrier packets, a launching
+    // thread slowed by a busy machine) count in the replay, not in a node.
+    let chain_ns: u64 = CHAIN.iter().map(|(_, ns)| ns).sum();
+    let replays_ns = replay_spans_ns(&read_json(&trace));
+    let expected = 100.0 * (chain_ns * REPLAYS) as f64 / replays_ns as f64;
     assert!(
-        shares > 50.0 && shares <= 100.0,
-        "shares add up to {shares}"
+        (shares - expected).abs() < 0.01 && shares <= 100.0,
+        "shares add up to {shares}, the trace says {expected}"
     );
+}
+
+fn read_json(path: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+/// The sum over replays (kernels of one correlation) of last end minus
+/// first start, in ns (to within a ns a replay: f64 microseconds).
+fn replay_spans_ns(trace: &Value) -> u64 {
+    let mut spans: std::collections::HashMap<u64, (f64, f64)> = Default::default();
+    for e in trace["traceEvents"].as_array().unwrap() {
+        if e["cat"] != "kernel" {
+            continue;
+        }
+        let (ts, dur) = (e["ts"].as_f64().unwrap(), e["dur"].as_f64().unwrap());
+        let span = spans
+            .entry(e["args"]["correlation"].as_u64().unwrap())
+            .or_insert((f64::MAX, f64::MIN));
+        span.0 = span.0.min(ts);
+        span.1 = span.1.max(ts + dur);
+    }
+    assert_eq!(spans.len() as u64, REPLAYS, "a correlation per replay");
+    spans
+        .values()
+        .map(|(start, end)| ((end - start) * 1000.0).round() as u64)
+        .sum()
 }
 
 #[test]

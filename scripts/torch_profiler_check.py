@@ -67,6 +67,12 @@ Usage:
       script, or by kineto in the ctest suite, which runs it this way), with
       no torch and no GPU.
 
+  --report-bin PATH (either mode): also runs `PATH report --json` (the
+  kineto-rocm CLI, target/release/kineto-rocm) on the trace PyTorch or kineto
+  exported and checks its per graph node figures against the truth: the same
+  nodes, each with its kernel and as many replays as the truth dispatched,
+  and a mean duration within 1 us of the truth's.
+
 (default workload: tests/workloads/ctest/graph-32x200-marked.json, the
 32x200 graph of tests/workloads/ with a marker around the replays)
 """
@@ -76,6 +82,7 @@ import ctypes
 import json
 import os
 import re
+import subprocess
 import sys
 import threading
 
@@ -112,6 +119,7 @@ def parse_args():
                          "against the truth")
     ap.add_argument("--check-trace", help="check this trace instead of profiling (needs --truth)")
     ap.add_argument("--truth", help="the ground truth of --check-trace's process")
+    ap.add_argument("--report-bin", help="the kineto-rocm CLI: also check `report` on the trace")
     return ap.parse_args()
 
 
@@ -434,7 +442,44 @@ def check_timeline(events, truth, checks):
                  "the backend's own costs as overhead events", f"{len(overhead)} events")
 
 
-def check_trace_offline(trace_path, truth_path):
+def check_report(report_bin, trace_path, truth, checks):
+    """`kineto-rocm report` on the exported trace against the truth: per
+    graph node (creation index) and exec instance, its kernel, how many
+    times it ran and its mean duration. The report keys nodes by the trace's
+    graph id, which check_graph_keys holds one to one with exec instances,
+    so the two sides compare as multisets of (node, kernel, count)."""
+    out = subprocess.run([report_bin, "report", "--json", trace_path],
+                         capture_output=True, text=True)
+    if not checks.check(out.returncode == 0, "kineto-rocm report reads the exported trace",
+                        out.stderr.strip()[-300:]):
+        return
+    nodes = json.loads(out.stdout)["nodes"]
+    durations = collections.defaultdict(list)
+    for op in truth.kernels.values():
+        if op["node_index"] is not None:
+            key = (op["graph_exec_id"], op["exec_epoch"], op["node_index"], op["kernel_name"])
+            durations[key].append(op["end_ns"] - op["start_ns"])
+    want = sorted((node, kernel, len(d)) for (_, _, node, kernel), d in durations.items())
+    got = sorted((n["node"], n["kernel"], n["ranks"][0]["count"]) for n in nodes)
+    missing = sorted((collections.Counter(want) - collections.Counter(got)).elements())
+    extra = sorted((collections.Counter(got) - collections.Counter(want)).elements())
+    checks.check(got == want, "report: every graph node with its kernel and the truth's replay count",
+                 f"{len(got)} nodes in the report, {len(want)} in the truth; "
+                 f"missing {missing[:3]}, extra {extra[:3]}")
+    truth_means = collections.defaultdict(list)
+    for (_, _, node, kernel), d in durations.items():
+        truth_means[(node, kernel)].append(sum(d) / len(d))
+    off = []
+    for n in nodes:
+        mean = n["ranks"][0]["mean_ns"]
+        if not any(abs(mean - m) <= 1000 for m in truth_means.get((n["node"], n["kernel"]), [])):
+            off.append(f"node {n['node']} ({n['kernel']}): {mean:.0f} ns, truth "
+                       f"{[round(m) for m in truth_means.get((n['node'], n['kernel']), [])]}")
+    checks.check(nodes and not off, "report: each node's mean duration within 1 us of the truth's",
+                 f"{len(off)} off" + (f"; {off[0]}" if off else ""))
+
+
+def check_trace_offline(trace_path, truth_path, report_bin=None):
     """--check-trace: the truth-based checks of a trace already written."""
     checks = Checks()
     with open(trace_path) as f:
@@ -447,6 +492,8 @@ def check_trace_offline(trace_path, truth_path):
     if any("graph node id" in k.get("args", {}) for k in kernels):
         check_graph_keys(kernels, truth, checks)
     check_timeline(events, truth, checks)
+    if report_bin:
+        check_report(report_bin, trace_path, truth, checks)
     failed = [r for r in checks.results if not r[0]]
     print("RESULT: " + ("PASS" if not failed else "FAIL"))
     return 0 if not failed else 1
@@ -488,7 +535,7 @@ def main():
         if not args.truth:
             print("torch_profiler_check: --check-trace needs --truth", file=sys.stderr)
             return 2
-        return check_trace_offline(args.check_trace, args.truth)
+        return check_trace_offline(args.check_trace, args.truth, args.report_bin)
     checks = Checks()
     libdirs = [os.path.join(args.build, "lib"), os.path.join(REPO, "build", "lib"),
                os.path.join(REPO, "build", "ci", "lib")]
@@ -716,6 +763,8 @@ def main():
 
     check_links(events, truth, checks)
     check_timeline(events, truth, checks)
+    if args.report_bin:
+        check_report(args.report_bin, args.trace, truth, checks)
 
     # 4. sole collector: GPU events kineto-rocm did not write.
     gpu_cats = ("kernel", "gpu_memcpy", "gpu_memset")

@@ -7,7 +7,7 @@
 //! SDK and hands finished windows to kineto or to our chrome-trace writer.
 //!
 //! Modules import only modules listed after them (docs/architecture.md):
-//! the faces, the writers, the session functions, the tool (SDK adapter,
+//! the faces (the recorder among them), the writers, the session functions, the tool (SDK adapter,
 //! session, window finishing), and the leaves everything shares.
 mod bridge;
 mod c_abi;
@@ -16,6 +16,7 @@ mod fault;
 mod logging;
 mod output;
 mod panics;
+mod recorder;
 mod session;
 pub mod tool;
 mod vocabulary;

@@ -11,6 +11,7 @@
 //! the C++ face reads through the bridge: both writers put the same args on
 //! the same events (tests/ctest compares them event by event).
 use super::chrome_trace::{Arg, ChromeTraceWriter, CompleteEvent, FlowEnd};
+use super::sink::TraceSink;
 use crate::vocabulary::{self as vocab, name, MetadataKey as K};
 use crate::window::{
     Blit, CopyActivity, FinishedWindow, GpuRef, GraphNode, KernelActivity, SyncKind,
@@ -174,9 +175,26 @@ fn copy_ends(direction: CopyDirection, device: u32) -> (i64, i64) {
     }
 }
 
-/// Writes `windows` and returns the number of kernel events written.
+/// Writes `windows` as JSON and returns the number of kernel events written.
 pub fn write_windows<W: Write>(windows: &[FinishedWindow], out: W) -> io::Result<usize> {
     let mut writer = ChromeTraceWriter::begin(out)?;
+    let emitted = emit_windows(windows, &mut writer)?;
+    writer.finish(&emitted.metadata)?;
+    Ok(emitted.kernels)
+}
+
+/// What [`emit_windows`] handed over besides the events.
+pub struct Emitted {
+    pub kernels: usize,
+    /// Top-level trace metadata: (key, JSON value).
+    pub metadata: Vec<(&'static str, String)>,
+}
+
+/// Hands every event of `windows` to `writer`, in the JSON trace's order.
+pub fn emit_windows<S: TraceSink>(
+    windows: &[FinishedWindow],
+    writer: &mut S,
+) -> io::Result<Emitted> {
     let mut kernels_written = 0;
     let mut lanes_named: HashSet<(u64, Option<u64>)> = HashSet::new();
     let mut lanes = Lanes::default();
@@ -195,7 +213,7 @@ pub fn write_windows<W: Write>(windows: &[FinishedWindow], out: W) -> io::Result
         if lanes_named.insert((HOST_PID, None)) {
             writer.lane_name(HOST_PID, None, "CPU (HIP runtime)")?;
         }
-        let mut name_lane = |writer: &mut ChromeTraceWriter<W>, lane: &Lane| -> io::Result<()> {
+        let mut name_lane = |writer: &mut S, lane: &Lane| -> io::Result<()> {
             if !lane.name.is_empty() && lanes_named.insert((lane.pid, Some(lane.tid))) {
                 writer.lane_name(lane.pid, Some(lane.tid), &lane.name)?;
             }
@@ -260,7 +278,7 @@ pub fn write_windows<W: Write>(windows: &[FinishedWindow], out: W) -> io::Result
         for kernel in &window.kernels {
             let device = kernel.device as u64;
             let lane = lanes.kernel(kernel);
-            name_lane(&mut writer, &lane)?;
+            name_lane(writer, &lane)?;
             let name_of_kernel = kernel_name(kernel.name_index);
             let symbol = kernel_symbol(kernel.name_index);
             let mut args: Vec<(&str, Arg)> = vec![(name(K::Device), Arg::Int(device))];
@@ -345,7 +363,7 @@ pub fn write_windows<W: Write>(windows: &[FinishedWindow], out: W) -> io::Result
         for copy in &window.copies {
             let device = copy.device as u64;
             let lane = Lanes::copy(copy);
-            name_lane(&mut writer, &lane)?;
+            name_lane(writer, &lane)?;
             let peer =
                 copy.src_device >= 0 && copy.dst_device >= 0 && copy.src_device != copy.dst_device;
             let mut args: Vec<(&str, Arg)> = vec![(name(K::Device), Arg::Int(device))];
@@ -403,7 +421,7 @@ pub fn write_windows<W: Write>(windows: &[FinishedWindow], out: W) -> io::Result
                 Some(d) => lanes.on_device(d, sync.stream, None),
                 None => Lanes::thread(sync.thread_id),
             };
-            name_lane(&mut writer, &lane)?;
+            name_lane(writer, &lane)?;
             let mut args: Vec<(&str, Arg)> = vec![
                 (name(K::CudaSyncKind), Arg::Str(vocab::sync_name(sync.kind))),
                 (name(K::Correlation), Arg::Int(sync.correlation)),
@@ -445,7 +463,7 @@ pub fn write_windows<W: Write>(windows: &[FinishedWindow], out: W) -> io::Result
                 (Some(d), Some(s)) => Lanes::stream(d.into(), s),
                 _ => Lanes::thread(event.thread_id),
             };
-            name_lane(&mut writer, &lane)?;
+            name_lane(writer, &lane)?;
             let mut args: Vec<(&str, Arg)> = vec![
                 (name(K::EventId), Arg::Int(event.event)),
                 (name(K::Correlation), Arg::Int(event.correlation)),
@@ -473,7 +491,7 @@ pub fn write_windows<W: Write>(windows: &[FinishedWindow], out: W) -> io::Result
         let mut host_lanes: Vec<Lane> = Vec::with_capacity(window.host_functions.len());
         for host in &window.host_functions {
             let lane = lanes.on_device(host.device, Some(host.stream), host.branch);
-            name_lane(&mut writer, &lane)?;
+            name_lane(writer, &lane)?;
             let mut args: Vec<(&str, Arg)> = vec![
                 (name(K::CudaSyncKind), Arg::Str(vocab::HOST_FN_NAME)),
                 (name(K::Device), Arg::Int(host.device.into())),
@@ -510,7 +528,7 @@ pub fn write_windows<W: Write>(windows: &[FinishedWindow], out: W) -> io::Result
         }
         for g in &window.gpu_annotations {
             let lane = lanes.on_device(g.device, Some(g.stream), g.branch);
-            name_lane(&mut writer, &lane)?;
+            name_lane(writer, &lane)?;
             writer.complete(&CompleteEvent {
                 name: &g.name,
                 category: "gpu_user_annotation",
@@ -572,7 +590,7 @@ pub fn write_windows<W: Write>(windows: &[FinishedWindow], out: W) -> io::Result
                 tid: vocab::OVERHEAD_TID.into(),
                 name: vocab::OVERHEAD_LANE_NAME.to_string(),
             };
-            name_lane(&mut writer, &lane)?;
+            name_lane(writer, &lane)?;
             for o in &window.overheads {
                 let args = [(name(K::OverheadCount), Arg::Int(o.count))];
                 writer.complete(&CompleteEvent {
@@ -594,8 +612,10 @@ pub fn write_windows<W: Write>(windows: &[FinishedWindow], out: W) -> io::Result
         );
     }
     let metadata = serde_json::to_string(&summary_lines).expect("strings serialise");
-    writer.finish(&[("kineto_rocm", metadata)])?;
-    Ok(kernels_written)
+    Ok(Emitted {
+        kernels: kernels_written,
+        metadata: vec![("kineto_rocm", metadata)],
+    })
 }
 
 /// Where a dependency arrow's carrier sits on its event: just inside its

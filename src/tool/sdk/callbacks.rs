@@ -3,13 +3,14 @@
 use super::decode::{self, Decoded};
 use super::graph_calls;
 use super::hip_calls;
+use super::lifecycle;
 use super::tool::{self, Tool};
 use crate::tool::finish::timeline::{timeline_call, MarkerPhase};
 use crate::tool::session::collector::Batch;
 use graph_attribution::LaunchCall;
 use rocprofiler_sys::*;
 use std::cell::{Cell, RefCell};
-use std::ffi::c_void;
+use std::ffi::{c_void, CStr};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 pub unsafe extern "C" fn on_callback(
@@ -33,6 +34,45 @@ pub unsafe extern "C" fn on_callback(
             "kineto-rocm: panic in a tracing callback (kind {}); record ignored",
             record.kind.0
         );
+    }
+}
+
+/// A ROCTX range pushed or popped (the ranges context's callback): told to
+/// the lifecycle observer at ENTER, before the call runs.
+pub unsafe extern "C" fn on_roctx_window_range(
+    record: rocprofiler_callback_tracing_record_t,
+    _user_data: *mut rocprofiler_user_data_t,
+    _data: *mut c_void,
+) {
+    let outcome = catch_unwind(AssertUnwindSafe(|| {
+        let Some(observer) = lifecycle::lifecycle() else {
+            return;
+        };
+        if record.phase != rocprofiler_callback_phase_t::ENTER {
+            return;
+        }
+        let op = rocprofiler_marker_core_api_id_t(record.operation);
+        if op == rocprofiler_marker_core_api_id_t::roctxRangePop {
+            observer.range(record.thread_id, None);
+        } else if op == rocprofiler_marker_core_api_id_t::roctxRangePushA {
+            // SAFETY: MARKER_CORE_API payloads are marker API data.
+            let Some(data) =
+                (unsafe { payload::<rocprofiler_callback_tracing_marker_api_data_t>(&record) })
+            else {
+                return;
+            };
+            // SAFETY: roctxRangePushA's arguments are its message.
+            let message = unsafe { data.args.message };
+            if message.is_null() {
+                return;
+            }
+            // SAFETY: a NUL-terminated message, valid during the call.
+            let text = unsafe { CStr::from_ptr(message) }.to_string_lossy();
+            observer.range(record.thread_id, Some(&text));
+        }
+    }));
+    if outcome.is_err() {
+        log::error!("kineto-rocm: panic in the ROCTX range callback; range ignored");
     }
 }
 

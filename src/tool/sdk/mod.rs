@@ -9,6 +9,7 @@ pub mod decode;
 mod external_correlation;
 mod graph_calls;
 mod hip_calls;
+pub mod lifecycle;
 mod malformed;
 mod services;
 pub mod tool;

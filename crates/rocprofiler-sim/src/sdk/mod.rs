@@ -19,4 +19,5 @@ mod names;
 pub(crate) mod os;
 mod queries;
 pub(crate) mod registration;
+mod roctx;
 pub(crate) mod trace;

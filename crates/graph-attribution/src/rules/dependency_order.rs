@@ -33,10 +33,7 @@ pub(crate) fn apply(
     links: &[LinkVerdict],
 ) {
     // call -> its linked records; only calls with records waiting here.
-    if !keys
-        .iter()
-        .any(|k| *k == KeyVerdict::Withheld(Reason::RepeatedKernel))
-    {
+    if !keys.contains(&KeyVerdict::Withheld(Reason::RepeatedKernel)) {
         return;
     }
     let mut linked: HashMap<u32, Vec<usize>> = HashMap::new();

@@ -113,15 +113,20 @@ fn pipeline(c: &mut Criterion) {
     group.throughput(Throughput::Elements(records));
     group.sample_size(10);
     group.bench_function("copy_buffer_once", |b| b.iter(|| black_box(bytes.clone())));
+    let mut batch = Vec::with_capacity(records as usize);
     group.bench_function("decode_window_finalise_attribute", |b| {
         b.iter(|| {
             let store = ActivityStore::new(StoreConfig::default());
             let window = store.open_window(1).unwrap();
+            // As the tool's buffer callback does: one SDK buffer (16 MiB
+            // holds them all) decoded into a batch, pushed at once.
+            batch.clear();
             for record in bytes.chunks_exact(size_of::<Record>()) {
                 if let Ok(Decoded::Kernel(kernel)) = decode(tracing, kind, record) {
-                    store.push_kernel(kernel);
+                    batch.push(kernel);
                 }
             }
+            store.push_kernels(&batch);
             store.close_window(window, u64::MAX).unwrap();
             let finished = store.finalise(window).unwrap();
             let observations: Vec<Observation> = finished

@@ -70,14 +70,22 @@ struct Launched {
 /// runtime calls. Work whose launching call is unknown is left out.
 fn launches_of(window: &FinishedWindow) -> HashMap<u64, Launched> {
     let mut out: HashMap<u64, Launched> = HashMap::new();
-    for (index, kernel) in window.kernels.iter().enumerate() {
-        if let Some(correlation) = kernel.correlation {
+    // A launch's kernels mostly sit together: count each run at once.
+    let mut index = 0;
+    while index < window.kernels.len() {
+        let correlation = window.kernels[index].correlation;
+        let run = window.kernels[index..]
+            .iter()
+            .take_while(|k| k.correlation == correlation)
+            .count();
+        if let Some(correlation) = correlation {
             let entry = out.entry(correlation).or_default();
             if entry.kernels == 0 {
                 entry.first_kernel = index;
             }
-            entry.kernels += 1;
+            entry.kernels += run as u32;
         }
+        index += run;
     }
     for correlation in window.copies.iter().filter_map(|c| c.correlation) {
         out.entry(correlation).or_default().copies += 1;
@@ -153,17 +161,34 @@ pub fn write_windows<W: Write>(windows: &[FinishedWindow], out: W) -> io::Result
             }
         }
         let mut flows_finished: HashSet<u64> = HashSet::new();
+        // The previous kernel's lane and flow: neighbours mostly share them,
+        // so the sets are asked once per run.
+        let mut last_lane: Option<(u64, Option<u64>, u64)> = None;
+        let mut last_flow: Option<u64> = None;
+        let mut args: Vec<(&str, Arg)> = Vec::with_capacity(16);
         for kernel in &window.kernels {
             let device = kernel.device as u64;
-            let lane = match kernel.stream {
-                Some(stream) => Lane::stream(stream),
-                None => queue_lanes.lane(device, kernel.queue),
+            let tid = match last_lane {
+                Some((d, stream, tid))
+                    if d == device && stream == kernel.stream && stream.is_some() =>
+                {
+                    tid
+                }
+                _ => {
+                    let lane = match kernel.stream {
+                        Some(stream) => Lane::stream(stream),
+                        None => queue_lanes.lane(device, kernel.queue),
+                    };
+                    if lanes_named.insert((device, Some(lane.tid))) {
+                        writer.lane_name(device, Some(lane.tid), &lane.name)?;
+                    }
+                    last_lane = Some((device, kernel.stream, lane.tid));
+                    lane.tid
+                }
             };
-            if lanes_named.insert((device, Some(lane.tid))) {
-                writer.lane_name(device, Some(lane.tid), &lane.name)?;
-            }
             let name_of_kernel = kernel_name(kernel.name_index);
-            let mut args: Vec<(&str, Arg)> = vec![(name(K::Device), Arg::Int(device))];
+            args.clear();
+            args.push((name(K::Device), Arg::Int(device)));
             if let Some(stream) = kernel.stream {
                 args.push((name(K::Stream), Arg::Int(stream)));
             }
@@ -194,19 +219,17 @@ pub fn write_windows<W: Write>(windows: &[FinishedWindow], out: W) -> io::Result
                 name: name_of_kernel,
                 category: "kernel",
                 pid: device,
-                tid: lane.tid,
+                tid,
                 start_ns: kernel.start_ns,
                 end_ns: kernel.end_ns,
                 args: &args,
             })?;
-            if let Some(correlation) = kernel.correlation.filter(|c| flows_finished.insert(*c)) {
-                writer.flow(
-                    FlowEnd::Finish,
-                    correlation,
-                    device,
-                    lane.tid,
-                    kernel.start_ns,
-                )?;
+            let first_of_launch = kernel
+                .correlation
+                .filter(|c| last_flow != Some(*c) && flows_finished.insert(*c));
+            last_flow = kernel.correlation.or(last_flow);
+            if let Some(correlation) = first_of_launch {
+                writer.flow(FlowEnd::Finish, correlation, device, tid, kernel.start_ns)?;
             }
             kernels_written += 1;
         }

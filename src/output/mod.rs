@@ -14,6 +14,7 @@ use std::path::Path;
 pub fn write_trace_file(path: &Path, windows: &[FinishedWindow]) -> Result<usize, ToolError> {
     let file = std::fs::File::create(path)
         .map_err(|e| ToolError::Io(format!("cannot create {}: {e}", path.display())))?;
-    write_windows(windows, std::io::BufWriter::new(file))
+    // A trace is hundreds of megabytes: write it a megabyte at a time.
+    write_windows(windows, std::io::BufWriter::with_capacity(1 << 20, file))
         .map_err(|e| ToolError::Io(format!("cannot write {}: {e}", path.display())))
 }

@@ -1,7 +1,8 @@
 //! What the tool costs a process, measured from inside it: the tool library
-//! linked into this program (not loaded as libkineto_rocm.so), so a counting
-//! allocator sees the tool's own allocations and nothing of the simulator's,
-//! which lives in librocprofiler_sim.so with its own allocator.
+//! linked into this program (not loaded as libkineto_rocm.so), so its
+//! allocator (src/heap.rs, counting here) sees the tool's own allocations
+//! and nothing of the simulator's, which lives in librocprofiler_sim.so
+//! with the system allocator.
 //!
 //!   cost WORKLOAD none|tool [WINDOWS] [TRACE_DIR]
 //!
@@ -16,64 +17,11 @@
 //! window open and every record delivered; peak) and per window its CPU
 //! seconds, the CPU seconds finishing and writing took on this thread, and
 //! the live heap after it. scripts/bench-cost.sh runs it and prints the ratios.
+use kineto_rocm::heap;
 use rocprofiler_sim::host::Simulator;
 use rocprofiler_sim::options::RunOptions;
-use std::alloc::{GlobalAlloc, Layout, System};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
-
-/// The system allocator, counting live bytes and their peak.
-struct Counting;
-
-static LIVE: AtomicUsize = AtomicUsize::new(0);
-static PEAK: AtomicUsize = AtomicUsize::new(0);
-
-fn grew(bytes: usize) {
-    let live = LIVE.fetch_add(bytes, Ordering::Relaxed) + bytes;
-    PEAK.fetch_max(live, Ordering::Relaxed);
-}
-
-// SAFETY: every call is forwarded to the system allocator unchanged; the
-// counters only observe sizes.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        // SAFETY: forwarded with the caller's layout.
-        let p = unsafe { System.alloc(layout) };
-        if !p.is_null() {
-            grew(layout.size());
-        }
-        p
-    }
-
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        // SAFETY: forwarded with the caller's layout.
-        let p = unsafe { System.alloc_zeroed(layout) };
-        if !p.is_null() {
-            grew(layout.size());
-        }
-        p
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        LIVE.fetch_sub(layout.size(), Ordering::Relaxed);
-        // SAFETY: `ptr` was allocated by `System` with `layout`.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        // SAFETY: `ptr` was allocated by `System` with `layout`.
-        let p = unsafe { System.realloc(ptr, layout, new_size) };
-        if !p.is_null() {
-            LIVE.fetch_sub(layout.size(), Ordering::Relaxed);
-            grew(new_size);
-        }
-        p
-    }
-}
-
-#[global_allocator]
-static ALLOCATOR: Counting = Counting;
 
 /// CPU seconds this thread has run.
 fn thread_cpu() -> f64 {
@@ -126,7 +74,7 @@ fn main() {
         ..RunOptions::default()
     };
     let sim = Simulator::load_default().unwrap_or_else(|e| fail("simulator", e));
-    let heap_at_start = LIVE.load(Ordering::Relaxed);
+    heap::count();
     let mut dispatches = 0usize;
     let mut held = 0usize;
     let mut per_window = Vec::new();
@@ -149,7 +97,7 @@ fn main() {
             });
             continue;
         }
-        let open_heap = LIVE.load(Ordering::Relaxed).saturating_sub(heap_at_start);
+        let open_heap = heap::usage().live;
         kineto_rocm::session::stop_collection().unwrap_or_else(|e| fail("stop", e));
         let started = thread_cpu();
         let finished =
@@ -170,7 +118,7 @@ fn main() {
             cpu_s: u1 + s1 - u0 - s0,
             finish_s,
             write_s,
-            heap_after: LIVE.load(Ordering::Relaxed).saturating_sub(heap_at_start),
+            heap_after: heap::usage().live,
         });
     }
     sim.shutdown().unwrap_or_else(|e| fail("shutdown", e));
@@ -189,7 +137,7 @@ fn main() {
          \"maxrss_kib\": {rss_kib}, \"tool_peak_bytes\": {}, \"held_bytes_per_dispatch\": {held}, \
          \"windows\": [{}]}}",
         args[2],
-        PEAK.load(Ordering::Relaxed).saturating_sub(heap_at_start),
+        heap::usage().peak,
         windows_json.join(", ")
     );
 }

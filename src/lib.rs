@@ -13,6 +13,7 @@ mod bridge;
 mod c_abi;
 mod error;
 mod fault;
+pub mod heap;
 mod logging;
 pub mod output;
 mod panics;

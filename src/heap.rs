@@ -12,7 +12,10 @@
 //! (examples/cost.rs). Mapping blocks of 1 MiB and more ourselves gives them
 //! back on free, in every window alike. This is the tool library's
 //! `#[global_allocator]`, so it governs only the tool's Rust code: the
-//! process's own malloc and its settings are left alone.
+//! process's own malloc and its settings are left alone. The price: a
+//! window's large blocks are fresh pages each time (page faults the system
+//! allocator's reuse would have spared), and valgrind's leak check sees
+//! them as mappings, not heap blocks.
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 

@@ -14,7 +14,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 windows="${1:-1}"
 reps="${2:-3}"
-cargo build --release -q -p rocprofiler-sim -p kineto-rocm --example cost
+# Two commands: with --example, cargo would build only the example and
+# leave target/release/librocprofiler_sim.so (what the example loads) stale.
+cargo build --release -q -p rocprofiler-sim
+cargo build --release -q -p kineto-rocm --example cost
 bin="${CARGO_TARGET_DIR:-target}/release/examples/cost"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

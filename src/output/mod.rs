@@ -38,7 +38,8 @@ pub fn write_trace_file(
     let started = std::time::Instant::now();
     let file = std::fs::File::create(&partial)
         .map_err(|e| ToolError::Io(format!("cannot create {}: {e}", partial.display())))?;
-    let out = std::io::BufWriter::new(file);
+    // A trace is hundreds of megabytes: write it a megabyte at a time.
+    let out = std::io::BufWriter::with_capacity(1 << 20, file);
     let written = match format {
         TraceFormat::Json => write_windows(windows, out),
         TraceFormat::Pftrace(level) => pftrace::write_windows(windows, out, level),

@@ -108,8 +108,12 @@ fn main() {
         held = held.max(open_heap / in_window.max(1));
         let file = trace_dir.join(format!("cost-{}.{w}.json", std::process::id()));
         let started = thread_cpu();
-        kineto_rocm::output::write_trace_file(&file, &finished)
-            .unwrap_or_else(|e| fail("write", e));
+        kineto_rocm::output::write_trace_file(
+            &file,
+            &finished,
+            kineto_rocm::output::TraceFormat::Json,
+        )
+        .unwrap_or_else(|e| fail("write", e));
         let write_s = thread_cpu() - started;
         drop(finished);
         let _ = std::fs::remove_file(Path::new(&file));

@@ -14,6 +14,9 @@
 #   concurrent-exclusive  tests/workloads/concurrent-8threads-marked.json:
 #              8 threads, each replaying its graph inside its own
 #              record_function, checked kernel by kernel against the truth
+#   timeline-exclusive, timeline-default  tests/workloads/timeline.json with
+#              enable_cuda_sync_events: memsets, syncs, events, host
+#              functions, roctx, peer copies, names, overhead vs the truth
 # Each also runs `kineto-rocm report` on the trace PyTorch exported and
 # checks its per-node counts and means against the truth (--report-bin).
 # Then the README's concurrency table (scripts/concurrency-table.sh) on that
@@ -61,6 +64,8 @@ run() { # name args...
 run torch-check-default --mode default
 run torch-check-exclusive --mode exclusive
 run torch-check-concurrent-exclusive --mode exclusive --workload tests/workloads/concurrent-8threads-marked.json
+run torch-check-timeline-exclusive --mode exclusive --timeline
+run torch-check-timeline-default --mode default --timeline
 for seed in 1 2; do
   {
     echo "commit: $commit"

@@ -1069,6 +1069,90 @@ mod tests {
     }
 
     #[test]
+    fn a_graph_event_record_is_shown_only_where_its_predecessors_are() {
+        use graph_attribution::NodeSpec;
+        const GRAPH: u64 = 5;
+        let kernel = |node: u64, correlation: u64, end_ns: u64| KernelActivity {
+            name_index: 0,
+            device: 0,
+            stream: Some(1),
+            queue: 0,
+            correlation: Some(correlation),
+            dispatch_id: correlation * 10 + node,
+            start_ns: end_ns - 5,
+            end_ns,
+            grid: [1, 1, 1],
+            block: [1, 1, 1],
+            lds_bytes: 0,
+            scratch_bytes: 0,
+            external_id: None,
+            user_external_id: None,
+            graph: Some(GraphNode {
+                graph_id: GRAPH,
+                graph_node_id: GRAPH << 32 | node,
+            }),
+            blit: None,
+            branch: None,
+        };
+        let spec = |work, deps: &[u32], detail| NodeSpec {
+            work,
+            deps: deps.into(),
+            detail,
+        };
+        // kernel 0 -> kernel 1 -> empty 2 -> record 3 (event 0x5e)
+        let exec = Arc::new(ExecContents {
+            nodes: vec![
+                spec(NodeWork::Unknown, &[], NodeDetail::None),
+                spec(NodeWork::Unknown, &[0], NodeDetail::None),
+                spec(NodeWork::NoDispatch, &[1], NodeDetail::None),
+                spec(
+                    NodeWork::NoDispatch,
+                    &[2],
+                    NodeDetail::EventRecord { event: 0x5e },
+                ),
+            ]
+            .into(),
+            complete: true,
+        });
+        // Replay 7 shows both kernels; replay 8 lost kernel 1 (withheld).
+        let mut out = FinishedWindow {
+            kernels: vec![kernel(0, 7, 100), kernel(1, 7, 200), kernel(0, 8, 300)],
+            ..FinishedWindow::default()
+        };
+        let call = CallInfo {
+            thread_id: 3,
+            start_ns: 50,
+            end_ns: 60,
+            stream: Some(1),
+            external_id: None,
+        };
+        let calls = HashMap::from([(7, call), (8, call)]);
+        let launches = HashMap::from([(7, exec.clone()), (8, exec)]);
+        let cx = TimelineContext {
+            links_proven: true,
+            launches: &launches,
+            closed_ns: 0,
+        };
+        assert_eq!(graph_event_records(&mut out, &calls, &cx), 1);
+        assert_eq!(
+            out.events,
+            [EventActivity {
+                event: 0x5e,
+                thread_id: 3,
+                correlation: 7,
+                device: Some(0),
+                stream: Some(1),
+                ts_ns: 200,
+                external_id: None,
+                graph: Some(GraphNode {
+                    graph_id: GRAPH,
+                    graph_node_id: GRAPH << 32 | 3,
+                }),
+            }]
+        );
+    }
+
+    #[test]
     fn a_memset_run_as_several_fill_kernels_stays_kernels() {
         let fill = |dispatch_id: u64, correlation: u64| KernelActivity {
             name_index: 0,

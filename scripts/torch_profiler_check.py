@@ -61,7 +61,9 @@ Usage:
   python3 scripts/torch_profiler_check.py --timeline [--mode ...] [--build build]
       runs tests/workloads/timeline.json with enable_cuda_sync_events on and
       checks the ROCm timeline (memsets, syncs, events, host functions, roctx,
-      peer copies, names, overhead) and the linkage against the truth.
+      peer copies, names, overhead) and the linkage against the truth;
+      with --workload tests/workloads/graph-events.json, graph event-record
+      nodes' cuda_events per replay.
   python3 scripts/torch_profiler_check.py --check-trace TRACE.json --truth TRUTH.json
       checks the linkage and graph keys of a trace already written (by this
       script, or by kineto in the ctest suite, which runs it this way), with

@@ -61,7 +61,9 @@ Usage:
   python3 scripts/torch_profiler_check.py --timeline [--mode ...] [--build build]
       runs tests/workloads/timeline.json with enable_cuda_sync_events on and
       checks the ROCm timeline (memsets, syncs, events, host functions, roctx,
-      peer copies, names, overhead) and the linkage against the truth.
+      peer copies, names, overhead) and the linkage against the truth;
+      with --workload tests/workloads/graph-events.json, graph event-record
+      nodes' cuda_events per replay.
   python3 scripts/torch_profiler_check.py --check-trace TRACE.json --truth TRUTH.json
       checks the linkage and graph keys of a trace already written (by this
       script, or by kineto in the ctest suite, which runs it this way), with
@@ -149,6 +151,7 @@ class Truth:
         self.ops = [op for r in runs for op in r["ops"]]
         self.host_functions = [h for r in runs for h in r.get("host_functions", [])]
         self.events = [e for r in runs for e in r.get("events", [])]
+        self.graph_events = [g for r in runs for g in r.get("graph_events", [])]
         self.markers = [m for r in runs for m in r.get("markers", [])]
 
 
@@ -348,6 +351,7 @@ def check_timeline(events, truth, checks):
     def args(e):
         return e.get("args", {})
 
+    check_graph_event_records(xs("cuda_event"), truth, checks)
     if not (truth.host_functions or truth.events or truth.markers
             or any(op.get("value") is not None for op in truth.ops)):
         return
@@ -403,7 +407,8 @@ def check_timeline(events, truth, checks):
                  "one cuda_sync per synchronising call, its duration, what it waited on",
                  f"{len(syncs)} shown, {len(sync_calls)} calls; wrong: {wrong}")
 
-    records = {args(e).get("correlation"): e for e in xs("cuda_event")}
+    records = {args(e).get("correlation"): e for e in xs("cuda_event")
+               if "graph node id" not in args(e)}
     wrong = [t["record_correlation_id"] for t in truth.events
              if (e := records.get(t["record_correlation_id"])) is None
              or args(e).get("event_id") != t["event"] or e["pid"] != t["device"]
@@ -440,6 +445,28 @@ def check_timeline(events, truth, checks):
     overhead = xs("overhead")
     checks.check(overhead and all(e["name"].startswith("kineto-rocm: ") for e in overhead),
                  "the backend's own costs as overhead events", f"{len(overhead)} events")
+
+
+def check_graph_event_records(records, truth, checks):
+    """Graph event-record nodes: one cuda_event per replay where the truth
+    has one (a replay whose predecessor work was withheld may show none,
+    never a wrong one), on the launch stream's lane, naming the event and
+    the node (the low half of "graph node id")."""
+    graphed = [e for e in records if "graph node id" in e.get("args", {})]
+    if not (graphed or truth.graph_events):
+        return
+    by_key = {(t["launch_correlation_id"], t["node_index"]): t for t in truth.graph_events}
+    wrong = []
+    for e in graphed:
+        a = e["args"]
+        t = by_key.pop((a.get("correlation"), a["graph node id"] & 0xFFFFFFFF), None)
+        if (t is None or a.get("event_id") != t["event"] or e["pid"] != t["device"]
+                or e["tid"] != t["stream_id"]
+                or a["graph node id"] >> 32 != (a.get("graph id") or 0) & 0xFFFFFFFF):
+            wrong.append(a.get("correlation"))
+    checks.check(graphed and not wrong,
+                 "graph event-record nodes as cuda_events per replay, naming event and node",
+                 f"{len(graphed)} shown, {len(truth.graph_events)} in the truth; wrong: {wrong}")
 
 
 def check_report(report_bin, trace_path, truth, checks):

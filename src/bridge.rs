@@ -223,6 +223,10 @@ mod ffi {
         pub ts_ns: u64,
         pub has_external_id: bool,
         pub external_id: u64,
+        /// A graph event-record node's record: its node.
+        pub has_graph: bool,
+        pub graph_id: u64,
+        pub graph_node_id: u64,
     }
 
     /// A host function, bounded by the work around it on its stream.
@@ -788,6 +792,9 @@ impl From<FinishedWindow> for ffi::WindowActivities {
                     ts_ns: e.ts_ns,
                     has_external_id: e.external_id.is_some(),
                     external_id: e.external_id.unwrap_or(0),
+                    has_graph: e.graph.is_some(),
+                    graph_id: e.graph.map_or(0, |g| g.graph_id),
+                    graph_node_id: e.graph.map_or(0, |g| g.graph_node_id),
                 })
                 .collect(),
             host_functions: w

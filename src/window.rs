@@ -108,8 +108,9 @@ pub struct SyncActivity {
     pub external_id: Option<u64>,
 }
 
-/// A hipEventRecord, as kineto's cuda_event: a point on the recording
-/// stream's lane where the work it captures has ended.
+/// A hipEventRecord or a graph event-record node's record in one replay,
+/// as kineto's cuda_event: a point on the recording stream's lane where the
+/// work it captures has ended.
 #[derive(Clone, Debug, PartialEq)]
 pub struct EventActivity {
     pub event: u64,
@@ -118,9 +119,13 @@ pub struct EventActivity {
     pub device: Option<u32>,
     pub stream: Option<u64>,
     /// The end of the last proven device work of the stream issued before
-    /// the record, or the record call's start when there is none.
+    /// the record, or the record call's start when there is none; for a
+    /// graph node, the end of its proven predecessors in the replay.
     pub ts_ns: u64,
     pub external_id: Option<u64>,
+    /// The event-record node, for a graph's record (`correlation` is then
+    /// the hipGraphLaunch's).
+    pub graph: Option<GraphNode>,
 }
 
 /// A host function the stream (or graph) waited for, bounded by what the

@@ -619,6 +619,9 @@ std::vector<Row> buildRows(
         putInt(*act, K::Stream, static_cast<int64_t>(e.stream));
       }
       putStr(*act, K::Timing, vocab::str(timing_event()));
+      if (e.has_graph) {
+        compat::addGraphFields(*act, e.graph_id, e.graph_node_id);
+      }
       pushOther(std::move(act), e.has_external_id, e.external_id);
     }
   }

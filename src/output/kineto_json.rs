@@ -478,6 +478,7 @@ pub fn emit_windows<S: TraceSink>(
             if let Some(external_id) = event.external_id {
                 args.push(("External id", Arg::Int(external_id)));
             }
+            graph_args(&mut args, event.graph);
             writer.complete(&CompleteEvent {
                 name: vocab::EVENT_RECORD_NAME,
                 category: "cuda_event",

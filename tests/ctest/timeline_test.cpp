@@ -441,3 +441,54 @@ TEST(Timeline, DependencyArrowsWhenAskedFor) {
   }
   EXPECT_EQ(x.t.eventsNamed("graph dependency").size(), 36u);
 }
+
+// Graph event-record nodes (tests/workloads/graph-events.json): one
+// cuda_event per replay on the launch stream's lane, carrying the node's
+// graph fields and the event, at the end of the node's predecessor (kernel
+// node 2) in that replay; the event nodes shift no kernel's node id.
+TEST(Timeline, GraphEventRecordNodesAreCudaEventsPerReplay) {
+  REQUIRE_SIM();
+  EXPECT_TRUE(kr_test::registerChild());
+  TraceOptions opt;
+  opt.workloads.push_back(kr_test::workload("graph-events.json"));
+  Trace t = kr_test::traceWorkloads("timeline-graph-events", opt);
+  for (const auto& e : t.workloadErrors) {
+    ADD_FAILURE() << e;
+  }
+  json truth = kr_test::groundTruth();
+  ASSERT_TRUE(truth.contains("runs") && !truth["runs"].empty());
+  const json& run = truth["runs"][0];
+  auto node = [](const json& ev) {
+    return args(ev)["graph node id"].get<uint64_t>() & 0xffffffffu;
+  };
+  std::set<uint64_t> kernelNodes;
+  for (const auto* k : t.events("kernel")) {
+    kernelNodes.insert(node(*k));
+  }
+  EXPECT_EQ(kernelNodes, (std::set<uint64_t>{1, 2, 4}));
+  auto records = t.events("cuda_event");
+  ASSERT_EQ(records.size(), run["graph_events"].size());
+  ASSERT_EQ(records.size(), 5u);
+  for (const auto* r : records) {
+    const uint64_t launch = args(*r)["correlation"].get<uint64_t>();
+    const json* truthRecord = nullptr;
+    for (const auto& g : run["graph_events"]) {
+      if (g["launch_correlation_id"].get<uint64_t>() == launch) {
+        truthRecord = &g;
+      }
+    }
+    ASSERT_NE(truthRecord, nullptr) << launch;
+    EXPECT_EQ(node(*r), (*truthRecord)["node_index"].get<uint64_t>());
+    EXPECT_EQ(args(*r)["event_id"].get<uint64_t>(), (*truthRecord)["event"].get<uint64_t>());
+    EXPECT_EQ((*r)["tid"].get<uint64_t>(), (*truthRecord)["stream_id"].get<uint64_t>());
+    const json* pred = nullptr;
+    for (const auto* k : t.events("kernel")) {
+      if (args(*k)["correlation"].get<uint64_t>() == launch && node(*k) == 2) {
+        pred = k;
+      }
+    }
+    ASSERT_NE(pred, nullptr) << launch;
+    EXPECT_EQ(t.tsNs(*r), t.tsNs(*pred) + static_cast<int64_t>(durNs(*pred)));
+    EXPECT_EQ(args(*r)["graph id"], args(*pred)["graph id"]);
+  }
+}

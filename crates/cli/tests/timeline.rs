@@ -199,3 +199,44 @@ fn dependency_arrows_stay_right_on_adversarial_workloads() {
         assert!(n(&report, "dependency_arrows") > 0, "{name}: {report:#}");
     }
 }
+
+/// Graph event-record nodes: one cuda_event per replay on the launch
+/// stream's lane, naming the node and the event, at the end of the node's
+/// predecessor (kernel node 2) in that replay; the event and wait nodes
+/// dispatch nothing, so the kernels keep their creation indices (1, 2, 4).
+#[test]
+fn a_graph_event_record_node_is_a_cuda_event_per_replay() {
+    let out = scratch("graph-events.json");
+    let report = validate(
+        &workload("graph-events"),
+        &["--out", out.to_str().unwrap(), "--seed", "1"],
+        &[(ARROWS, "0")],
+    );
+    assert_clean(&report);
+    assert_eq!(n(&report, "expected_graph_event_records"), 5);
+    assert_eq!(n(&report, "graph_event_records_not_shown"), 0);
+    let trace: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    let node = |e: &Value| e["args"]["graph node id"].as_u64().unwrap() & 0xffff_ffff;
+    let kernels = events(&trace, "kernel");
+    let mut nodes: Vec<u64> = kernels.iter().map(|k| node(k)).collect();
+    nodes.sort();
+    nodes.dedup();
+    assert_eq!(nodes, vec![1, 2, 4]);
+    let records = events(&trace, "cuda_event");
+    assert_eq!(records.len(), 5);
+    for r in &records {
+        assert_eq!(node(r), 3);
+        let launch = &r["args"]["correlation"];
+        let pred = kernels
+            .iter()
+            .find(|k| k["args"]["correlation"] == *launch && node(k) == 2)
+            .unwrap();
+        let end = pred["ts"].as_f64().unwrap() + pred["dur"].as_f64().unwrap();
+        assert!((r["ts"].as_f64().unwrap() - end).abs() < 0.01, "{r}");
+        assert_eq!((&r["pid"], &r["tid"]), (&pred["pid"], &pred["tid"]));
+        assert_eq!(r["args"]["graph id"], pred["args"]["graph id"]);
+    }
+    let ids: std::collections::HashSet<&Value> =
+        records.iter().map(|r| &r["args"]["event_id"]).collect();
+    assert_eq!(ids.len(), 1, "one event, recorded by every replay");
+}

@@ -59,6 +59,9 @@ pub enum NodeDetail {
     Memset { bytes: u64, value: u32 },
     /// A host node (hipGraphAddHostNode): the function it runs.
     Host { function: u64 },
+    /// An event-record node (hipGraphAddEventRecordNode): the hipEvent_t
+    /// each replay records.
+    EventRecord { event: u64 },
 }
 
 /// One node: its work and the creation indices of the nodes it waits for.

@@ -48,6 +48,31 @@ pub struct RunTruth {
     /// roctx marks and ranges, with the SDK callback times.
     #[serde(default)]
     pub markers: Vec<MarkerTruth>,
+    /// One per replay of a graph event-record node, `rocm` model only.
+    #[serde(default)]
+    pub graph_events: Vec<GraphEventTruth>,
+}
+
+/// An event-record node's record in one replay.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct GraphEventTruth {
+    /// The hipEvent_t value.
+    pub event: u64,
+    /// The hipGraphLaunch's correlation id.
+    pub launch_correlation_id: u64,
+    pub launching_thread: u64,
+    /// The launch stream.
+    pub stream_id: u64,
+    /// The stream the record's marker went on (an exec's internal one when
+    /// its segment ran there).
+    pub exec_stream_id: u64,
+    pub device: u32,
+    pub graph_exec_id: u64,
+    /// The node's creation index.
+    pub node_index: u32,
+    /// When the marker completed: every command before it on its stream,
+    /// the node's dependencies included, had completed.
+    pub completed_ns: u64,
 }
 
 /// A host function that ran on the simulated runtime's callback thread.

@@ -373,3 +373,64 @@ fn the_hip_graph_api_builds_graphs_once_and_destroys_them_at_the_end() {
         .max();
     assert!(Some(destroy.enter_ns) > last_launch);
 }
+
+#[test]
+fn graph_event_nodes_record_after_their_dependencies_and_order_the_next_replay() {
+    let _s = serial();
+    let (t, _) = env().run("graph-events.json", rocm(3));
+    let calls = |n: &str| -> Vec<&rocprofiler_sim::truth::CallTruth> {
+        t.calls.iter().filter(|c| c.name == n).collect()
+    };
+    // One event for the graph, created while it is built; both add calls
+    // carry it.
+    let created = calls("hipEventCreate");
+    assert_eq!(created.len(), 1);
+    let event = created[0].event.expect("the created event");
+    for n in ["hipGraphAddEventRecordNode", "hipGraphAddEventWaitNode"] {
+        let c = calls(n);
+        assert_eq!(c.len(), 1, "{n}");
+        assert_eq!(c[0].event, Some(event), "{n}");
+    }
+    // Markers, not dispatches: only the three kernels of each replay are
+    // device records, and their node ids are their creation indices.
+    let launches = &t.launches;
+    assert_eq!(launches.len(), 5);
+    let mut nodes: Vec<u32> = t.ops.iter().filter_map(|o| o.node_index).collect();
+    nodes.sort();
+    nodes.dedup();
+    assert_eq!(nodes, vec![1, 2, 4]);
+    assert_eq!(t.ops.len(), 15);
+    // One record per replay, after the node it depends on (kernel 2).
+    assert_eq!(t.graph_events.len(), 5);
+    let op_of = |launch: u64, node: u32| {
+        t.ops
+            .iter()
+            .find(|o| o.launch_correlation_id == launch && o.node_index == Some(node))
+            .unwrap()
+    };
+    let mut ordered: Vec<_> = launches.iter().collect();
+    ordered.sort_by_key(|l| l.correlation_id);
+    for (k, l) in ordered.iter().enumerate() {
+        let rec: Vec<_> = t
+            .graph_events
+            .iter()
+            .filter(|g| g.launch_correlation_id == l.correlation_id)
+            .collect();
+        assert_eq!(rec.len(), 1, "launch {}", l.correlation_id);
+        let r = rec[0];
+        assert_eq!((r.event, r.node_index), (event, 3));
+        assert_eq!(r.graph_exec_id, l.graph_exec_id);
+        assert_eq!(r.stream_id, l.stream_id);
+        assert!(r.completed_ns >= op_of(l.correlation_id, 2).end_ns);
+        // The wait node: this replay's first kernel starts after the
+        // previous replay's record, whichever stream it ran on.
+        if k > 0 {
+            let prev = t
+                .graph_events
+                .iter()
+                .find(|g| g.launch_correlation_id == ordered[k - 1].correlation_id)
+                .unwrap();
+            assert!(op_of(l.correlation_id, 1).start_ns >= prev.completed_ns);
+        }
+    }
+}

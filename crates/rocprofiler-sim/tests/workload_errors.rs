@@ -144,3 +144,21 @@ fn new_fields_are_checked() {
         "{e}"
     );
 }
+
+#[test]
+fn event_nodes_name_an_event_and_are_one_kind() {
+    let e = err(
+        r#"{"sdk_version": "1.3.0", "graphs": [{"name": "g", "nodes": [{"event_record": ""}]}], "threads": [{"ops": []}]}"#,
+    );
+    assert!(
+        e.contains("graphs[0].nodes[0].event_record") && e.contains("event name"),
+        "{e}"
+    );
+    let e = err(
+        r#"{"sdk_version": "1.3.0", "graphs": [{"name": "g", "nodes": [{"event_record": "e", "event_wait": "e"}]}], "threads": [{"ops": []}]}"#,
+    );
+    assert!(
+        e.contains("graphs[0].nodes[0]") && e.contains("exactly one"),
+        "{e}"
+    );
+}

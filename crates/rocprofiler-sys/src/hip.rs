@@ -330,6 +330,18 @@ pub struct hip_graph_add_empty_node_args {
     pub numDependencies: usize,
 }
 
+/// hipGraphAddEventRecordNode and hipGraphAddEventWaitNode (api_args.h: the
+/// same five members for both).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct hip_graph_add_event_node_args {
+    pub pGraphNode: *mut hipGraphNode_t,
+    pub graph: hipGraph_t,
+    pub pDependencies: *const hipGraphNode_t,
+    pub numDependencies: usize,
+    pub event: hipEvent_t,
+}
+
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct hip_memset_async_args {
@@ -443,6 +455,8 @@ pub union rocprofiler_hip_api_args_t {
     pub hipLaunchHostFunc: hip_launch_host_func_args,
     pub hipMemcpyPeerAsync: hip_memcpy_peer_async_args,
     pub hipGraphAddHostNode: hip_graph_add_host_node_args,
+    pub hipGraphAddEventRecordNode: hip_graph_add_event_node_args,
+    pub hipGraphAddEventWaitNode: hip_graph_add_event_node_args,
     /// The union's full extent in every SDK from 1.0 to 1.3.
     pub raw: [u64; 11],
 }

@@ -22,6 +22,9 @@ pub enum Build {
     /// hipGraphAddHostNode: no dispatch; its function is kept for the
     /// timeline.
     AddHostNode,
+    /// hipGraphAddEventRecordNode: no dispatch; its event is kept for the
+    /// timeline.
+    AddEventRecordNode,
     /// Another hipGraphAdd*Node (same leading arguments), with the work its
     /// kind implies.
     AddOtherNode(NodeWork),
@@ -75,6 +78,7 @@ fn role_of(name: &str) -> Role {
         "hipMemcpyPeerAsync" | "hipMemcpyPeer" => return Role::MemcpyPeer,
         "hipGraphLaunch" | "hipGraphLaunch_spt" => return Role::GraphLaunch,
         "hipGraphAddHostNode" => return Role::Build(AddHostNode),
+        "hipGraphAddEventRecordNode" => return Role::Build(AddEventRecordNode),
         "hipGraphCreate" => return Role::Build(Create),
         "hipGraphAddKernelNode" => return Role::Build(AddKernelNode),
         "hipGraphAddMemcpyNode1D" => return Role::Build(AddMemcpyNode1D),
@@ -95,9 +99,7 @@ fn role_of(name: &str) -> Role {
         _ => {}
     }
     if name.starts_with("hipGraphAdd") && name.ends_with("Node") {
-        let quiet = ["Empty", "EventRecord", "EventWait", "Host"]
-            .iter()
-            .any(|k| name.contains(k));
+        let quiet = ["Empty", "EventWait"].iter().any(|k| name.contains(k));
         return Role::Build(AddOtherNode(if quiet {
             NodeWork::NoDispatch
         } else {
@@ -253,6 +255,10 @@ mod tests {
         );
         assert_eq!(
             by_name("hipGraphAddEventRecordNode"),
+            Role::Build(Build::AddEventRecordNode)
+        );
+        assert_eq!(
+            by_name("hipGraphAddEventWaitNode"),
             Role::Build(Build::AddOtherNode(NodeWork::NoDispatch))
         );
         assert_eq!(by_name("hipMemcpyPeerAsync"), Role::MemcpyPeer);

@@ -15,7 +15,9 @@
 //!   what it waited on; what an event wait waited for is the event's last
 //!   hipEventRecord before it, followed on the calling threads;
 //! - an event record and a host function are placed by the proven device
-//!   work around them on their stream: bounds, said so in their args;
+//!   work around them on their stream: bounds, said so in their args; a
+//!   graph event-record node's record, per replay, at the end of its
+//!   predecessors in that replay, when every one of them is shown;
 //! - roctx ranges come from the SDK's marker range domain callbacks.
 //!
 //! Session state is in [`TimelineEvidence`]; [`finish`] applies it to a
@@ -450,6 +452,10 @@ pub fn finish(
     if unbounded > 0 {
         summary.push(format!("host_functions_unbounded={unbounded}"));
     }
+    let unproven = graph_event_records(out, &calls, cx);
+    if unproven > 0 {
+        summary.push(format!("graph_event_records_unproven={unproven}"));
+    }
     annotations(ev, out, &calls, cx);
     if ev.arrows.load(Ordering::Relaxed) && cx.links_proven {
         dependencies(out, cx);
@@ -663,6 +669,7 @@ fn syncs_and_events(
                     stream,
                     ts_ns: last.map_or(call.start_ns, |e| e.max(call.start_ns)),
                     external_id: call.external_id,
+                    graph: None,
                 });
             }
             _ => {}
@@ -802,6 +809,100 @@ fn host_functions(
     }
     out.host_functions.extend(found);
     unbounded
+}
+
+/// The predecessors' ends of node `index` in a replay, stepping through
+/// nodes that run nothing (empty, event nodes); None when one that runs
+/// something is not shown (its end, so the record's time, is unknown).
+fn predecessor_ends(
+    out: &FinishedWindow,
+    exec: &ExecContents,
+    index: usize,
+    present: &BTreeMap<usize, GpuRef>,
+) -> Option<Vec<u64>> {
+    let mut ends = Vec::new();
+    let mut seen: HashSet<usize> = HashSet::new();
+    let mut stack: Vec<usize> = exec.nodes[index].deps.iter().map(|&d| d as usize).collect();
+    while let Some(n) = stack.pop() {
+        if !seen.insert(n) {
+            continue;
+        }
+        let spec = exec.nodes.get(n)?;
+        match present.get(&n) {
+            Some(GpuRef::Kernel(i)) => ends.push(out.kernels[*i].end_ns),
+            Some(GpuRef::Copy(i)) => ends.push(out.copies[*i].end_ns),
+            Some(GpuRef::HostFn(i)) => ends.push(out.host_functions[*i].end_ns),
+            // A host node not shown ran for an unknown time.
+            None if spec.work == NodeWork::NoDispatch
+                && !matches!(spec.detail, NodeDetail::Host { .. }) =>
+            {
+                stack.extend(spec.deps.iter().map(|&d| d as usize))
+            }
+            None => return None,
+        }
+    }
+    Some(ends)
+}
+
+/// Graph event-record nodes, one record per replay: clr enqueues the node
+/// as hipEventRecord's marker on its segment's stream after the node's
+/// dependencies (hip_graph_internal.hpp `GraphEventRecordNode`), so it
+/// cannot complete before its predecessors' work ended. A record is shown
+/// only where every predecessor that dispatches is shown (work of a
+/// withheld key leaves its end unknown) and at least one is; returns how
+/// many records were left out so.
+fn graph_event_records(
+    out: &mut FinishedWindow,
+    calls: &HashMap<u64, CallInfo>,
+    cx: &TimelineContext,
+) -> u64 {
+    if !cx.links_proven {
+        return 0;
+    }
+    let mut unproven = 0;
+    let mut found = Vec::new();
+    for (&correlation, present) in &present_nodes(out) {
+        let Some(exec) = cx.launches.get(&correlation) else {
+            continue;
+        };
+        let Some(call) = calls.get(&correlation) else {
+            continue;
+        };
+        let Some((graph_id, device, stream)) = present.values().find_map(|r| match *r {
+            GpuRef::Kernel(i) => {
+                let k = &out.kernels[i];
+                Some((k.graph?.graph_id, k.device, k.stream?))
+            }
+            _ => None,
+        }) else {
+            continue;
+        };
+        for (index, spec) in exec.nodes.iter().enumerate() {
+            let NodeDetail::EventRecord { event } = spec.detail else {
+                continue;
+            };
+            let ends = predecessor_ends(out, exec, index, present);
+            let Some(end) = ends.and_then(|e| e.into_iter().max()) else {
+                unproven += 1;
+                continue;
+            };
+            found.push(EventActivity {
+                event,
+                thread_id: call.thread_id,
+                correlation,
+                device: Some(device),
+                stream: Some(stream),
+                ts_ns: end.max(call.start_ns),
+                external_id: call.external_id,
+                graph: Some(GraphNode {
+                    graph_id,
+                    graph_node_id: (graph_id << 32) | index as u64,
+                }),
+            });
+        }
+    }
+    out.events.extend(found);
+    unproven
 }
 
 /// Per graph replay (its launch's correlation id), the nodes shown and
@@ -964,6 +1065,90 @@ mod tests {
         assert_eq!(
             demangle("__amd_rocclr_fillBufferAligned"),
             "__amd_rocclr_fillBufferAligned"
+        );
+    }
+
+    #[test]
+    fn a_graph_event_record_is_shown_only_where_its_predecessors_are() {
+        use graph_attribution::NodeSpec;
+        const GRAPH: u64 = 5;
+        let kernel = |node: u64, correlation: u64, end_ns: u64| KernelActivity {
+            name_index: 0,
+            device: 0,
+            stream: Some(1),
+            queue: 0,
+            correlation: Some(correlation),
+            dispatch_id: correlation * 10 + node,
+            start_ns: end_ns - 5,
+            end_ns,
+            grid: [1, 1, 1],
+            block: [1, 1, 1],
+            lds_bytes: 0,
+            scratch_bytes: 0,
+            external_id: None,
+            user_external_id: None,
+            graph: Some(GraphNode {
+                graph_id: GRAPH,
+                graph_node_id: GRAPH << 32 | node,
+            }),
+            blit: None,
+            branch: None,
+        };
+        let spec = |work, deps: &[u32], detail| NodeSpec {
+            work,
+            deps: deps.into(),
+            detail,
+        };
+        // kernel 0 -> kernel 1 -> empty 2 -> record 3 (event 0x5e)
+        let exec = Arc::new(ExecContents {
+            nodes: vec![
+                spec(NodeWork::Unknown, &[], NodeDetail::None),
+                spec(NodeWork::Unknown, &[0], NodeDetail::None),
+                spec(NodeWork::NoDispatch, &[1], NodeDetail::None),
+                spec(
+                    NodeWork::NoDispatch,
+                    &[2],
+                    NodeDetail::EventRecord { event: 0x5e },
+                ),
+            ]
+            .into(),
+            complete: true,
+        });
+        // Replay 7 shows both kernels; replay 8 lost kernel 1 (withheld).
+        let mut out = FinishedWindow {
+            kernels: vec![kernel(0, 7, 100), kernel(1, 7, 200), kernel(0, 8, 300)],
+            ..FinishedWindow::default()
+        };
+        let call = CallInfo {
+            thread_id: 3,
+            start_ns: 50,
+            end_ns: 60,
+            stream: Some(1),
+            external_id: None,
+        };
+        let calls = HashMap::from([(7, call), (8, call)]);
+        let launches = HashMap::from([(7, exec.clone()), (8, exec)]);
+        let cx = TimelineContext {
+            links_proven: true,
+            launches: &launches,
+            closed_ns: 0,
+        };
+        assert_eq!(graph_event_records(&mut out, &calls, &cx), 1);
+        assert_eq!(
+            out.events,
+            [EventActivity {
+                event: 0x5e,
+                thread_id: 3,
+                correlation: 7,
+                device: Some(0),
+                stream: Some(1),
+                ts_ns: 200,
+                external_id: None,
+                graph: Some(GraphNode {
+                    graph_id: GRAPH,
+                    graph_node_id: GRAPH << 32 | 3,
+                }),
+            }]
         );
     }
 

@@ -206,6 +206,10 @@ pub unsafe fn follow(
                 };
                 add_with(NodeWork::NoDispatch, detail)
             }
+            Build::AddEventRecordNode => {
+                let event = args.hipGraphAddEventRecordNode.event as u64;
+                add_with(NodeWork::NoDispatch, NodeDetail::EventRecord { event })
+            }
             Build::AddOtherNode(work) => add(work),
             Build::Clone => {
                 let a = args.hipGraphClone;

@@ -143,6 +143,11 @@ pub struct Validation {
     pub expected_event_records: usize,
     pub missing_event_records: usize,
     pub wrong_event_records: usize,
+    /// Records of graph event-record nodes, one per replay.
+    pub expected_graph_event_records: usize,
+    /// Graph records left out: a predecessor's work was not shown, so the
+    /// record's time was unknown.
+    pub graph_event_records_not_shown: usize,
     pub expected_host_functions: usize,
     pub host_function_events: usize,
     /// Host functions no proven neighbour bounded (left out, counted).
@@ -723,6 +728,13 @@ pub fn print(v: &Validation) {
         format!(
             "{:>8}  missing, of {}",
             v.missing_event_records, v.expected_event_records
+        ),
+    );
+    line(
+        "graph event records",
+        format!(
+            "{:>8}  not shown (predecessors not shown), of {}",
+            v.graph_event_records_not_shown, v.expected_graph_event_records
         ),
     );
     n("wrong event records", v.wrong_event_records);

@@ -116,7 +116,11 @@ pub(super) fn check<'t>(
         .into_iter()
         .partition(|e| &*e.name == "Host Function");
     check_syncs(r, trace, truth, &syncs);
-    check_event_records(r, truth, &of("cuda_event"));
+    let (graph_records, records): (Vec<&TimelineEvent>, Vec<&TimelineEvent>) = of("cuda_event")
+        .into_iter()
+        .partition(|e| e.graph.is_some());
+    check_event_records(r, truth, &records);
+    check_graph_event_records(r, trace, truth, &graph_records);
     check_host_functions(r, truth, &host_fns);
     check_annotations(r, truth, &of("user_annotation"));
     check_gpu_annotations(r, trace, truth, matched, &op);
@@ -329,6 +333,57 @@ fn check_event_records(r: &mut Validation, truth: &Truth, shown: &[&TimelineEven
         .filter(|e| e.correlation.is_none_or(|c| !expected.contains(&c)))
         .count();
     r.wrong_event_records += count_extras(r, truth, extras);
+}
+
+/// Graph event-record nodes' records, one per replay: between the launch
+/// call and the record's completion, on the launch stream's lane, naming
+/// the event, the node and the graph id the replay's work is shown under.
+/// One not shown is counted (its predecessors' work may be withheld); one
+/// of no record is wrong (unverified under a model that keeps no such
+/// truth).
+fn check_graph_event_records(
+    r: &mut Validation,
+    trace: &Trace,
+    truth: &Truth,
+    shown: &[&TimelineEvent],
+) {
+    let mut graph_ids: HashMap<u64, HashSet<u64>> = HashMap::new();
+    for e in &trace.events {
+        if let (Some(c), Some((g, _))) = (e.correlation, e.graph) {
+            graph_ids.entry(c).or_default().insert(g);
+        }
+    }
+    let mut used: HashSet<usize> = HashSet::new();
+    for run in &truth.runs {
+        for t in &run.graph_events {
+            r.expected_graph_event_records += 1;
+            let found = shown.iter().enumerate().find(|(i, e)| {
+                !used.contains(i)
+                    && e.correlation == Some(t.launch_correlation_id)
+                    && e.graph.map(|(_, n)| n & 0xffff_ffff) == Some(u64::from(t.node_index))
+            });
+            let Some((i, e)) = found else {
+                r.graph_event_records_not_shown += 1;
+                continue;
+            };
+            used.insert(i);
+            let call = truth.calls.get(&t.launch_correlation_id);
+            let placed =
+                call.is_some_and(|c| e.start_ns >= c.enter_ns) && e.start_ns <= t.completed_ns;
+            let lane = e.stream == Some(t.stream_id) && e.device == Some(u64::from(t.device));
+            let graph = e.graph.is_some_and(|(g, n)| {
+                n >> 32 == g & 0xffff_ffff
+                    && graph_ids
+                        .get(&t.launch_correlation_id)
+                        .is_some_and(|ids| ids.len() == 1 && ids.contains(&g))
+            });
+            let external = external_right(e.external_id, call, truth.markers);
+            if !placed || !lane || !graph || !external || e.event_id != Some(t.event) {
+                r.wrong_event_records += 1;
+            }
+        }
+    }
+    r.wrong_event_records += count_extras(r, truth, shown.len() - used.len());
 }
 
 /// Host functions: the shown span contains the true run, on the device and

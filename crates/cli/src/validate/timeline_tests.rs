@@ -4,7 +4,9 @@ use super::timeline::{check, Truth};
 use super::{OpRef, Validation};
 use crate::markers::MarkerIds;
 use crate::trace::{GpuCategory, GpuEvent, TimelineEvent, Trace};
-use rocprofiler_sim::truth::{CallTruth, HostFnTruth, MarkerTruth, OpKind, OpTruth, RunTruth};
+use rocprofiler_sim::truth::{
+    CallTruth, GraphEventTruth, HostFnTruth, MarkerTruth, OpKind, OpTruth, RunTruth,
+};
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -246,4 +248,144 @@ fn each_planted_error_is_counted_where_it_belongs() {
         want[counter] = 1;
         assert_eq!(got, want, "{what}");
     }
+}
+
+/// A replay whose event-record node (index 3) recorded event 0x5e00 at
+/// 2_000, after its kernel node 1 ended at 1_900.
+fn graph_record_truth() -> RunTruth {
+    RunTruth {
+        submission_model: "rocm".into(),
+        ops: vec![OpTruth {
+            kind: OpKind::Kernel,
+            dispatch_id: 1,
+            launch_correlation_id: 20,
+            stream_id: STREAM,
+            node_index: Some(1),
+            start_ns: 1_000,
+            end_ns: 1_900,
+            ..OpTruth::default()
+        }],
+        calls: vec![CallTruth {
+            correlation_id: 20,
+            thread: THREAD,
+            name: "hipGraphLaunch".into(),
+            stream_id: Some(STREAM),
+            enter_ns: 500,
+            exit_ns: 600,
+            ..CallTruth::default()
+        }],
+        graph_events: vec![GraphEventTruth {
+            event: 0x5e00,
+            launch_correlation_id: 20,
+            stream_id: STREAM,
+            node_index: 3,
+            completed_ns: 2_000,
+            ..GraphEventTruth::default()
+        }],
+        ..RunTruth::default()
+    }
+}
+
+fn graph_record_trace() -> Trace {
+    let mut trace = Trace::default();
+    trace.events.push(GpuEvent {
+        name: Arc::from("k"),
+        category: GpuCategory::Kernel,
+        pid: 0,
+        tid: STREAM,
+        start_ns: 1_000,
+        end_ns: 1_900,
+        device: Some(0),
+        stream: Some(STREAM),
+        dispatch_id: Some(1),
+        correlation: Some(20),
+        external_id: None,
+        graph: Some((7, 7 << 32 | 1)),
+        bytes: None,
+        direction: None,
+        value: None,
+        mangled_name: None,
+        src_device: None,
+        dst_device: None,
+    });
+    trace.timeline.push(TimelineEvent {
+        device: Some(0),
+        stream: Some(STREAM),
+        correlation: Some(20),
+        event_id: Some(0x5e00),
+        graph: Some((7, 7 << 32 | 3)),
+        ..timeline("cuda_event", "Event Record", 1_900, 1_900)
+    });
+    trace
+}
+
+fn run_graph_record(trace: &Trace) -> Validation {
+    let runs = [graph_record_truth()];
+    let calls: HashMap<u64, &CallTruth> = runs[0]
+        .calls
+        .iter()
+        .map(|c| (c.correlation_id, c))
+        .collect();
+    let markers = MarkerIds::new(HashMap::new());
+    let t = Truth {
+        runs: runs.iter().collect(),
+        calls: &calls,
+        graphs: &[],
+        markers: &markers,
+    };
+    let matched = vec![Some(OpRef { run: 0, op: 0 }); trace.events.len()];
+    let mut r = Validation::default();
+    check(&mut r, trace, &t, &matched, |at| {
+        &runs[at.run as usize].ops[at.op as usize]
+    });
+    r
+}
+
+#[test]
+fn a_graph_event_record_is_checked_field_by_field() {
+    let r = run_graph_record(&graph_record_trace());
+    assert_eq!(
+        (
+            r.expected_graph_event_records,
+            r.graph_event_records_not_shown,
+            r.wrong_event_records
+        ),
+        (1, 0, 0)
+    );
+    type Planted = (&'static str, fn(&mut Trace));
+    let cases: [Planted; 7] = [
+        ("another event", |t| t.timeline[0].event_id = Some(0x5e40)),
+        ("after the record completed", |t| {
+            t.timeline[0].start_ns = 2_001
+        }),
+        ("before the launch", |t| t.timeline[0].start_ns = 400),
+        ("another stream", |t| {
+            t.timeline[0].stream = Some(STREAM + 1)
+        }),
+        ("a graph id the replay's work is not shown under", |t| {
+            t.timeline[0].graph = Some((8, 8 << 32 | 3))
+        }),
+        ("a node id not packed with its graph id", |t| {
+            t.timeline[0].graph = Some((7, 3))
+        }),
+        ("a record of no node", |t| {
+            let mut extra = t.timeline[0].clone();
+            extra.graph = Some((7, 7 << 32 | 4));
+            t.timeline.push(extra);
+        }),
+    ];
+    for (what, plant) in cases {
+        let mut trace = graph_record_trace();
+        plant(&mut trace);
+        let r = run_graph_record(&trace);
+        assert_eq!(r.wrong_event_records, 1, "{what}");
+    }
+    let mut trace = graph_record_trace();
+    trace.timeline.clear();
+    let r = run_graph_record(&trace);
+    assert_eq!(
+        (r.graph_event_records_not_shown, r.wrong_event_records),
+        (1, 0),
+        "left out: counted, not wrong"
+    );
 }

@@ -1,6 +1,7 @@
 //! What every part of a run reads: the workload, the options, the resolved
 //! settings, the kernel symbols, the graphs built so far, and the run's
 //! record.
+use super::graphs::Built;
 use super::record::RunShared;
 use super::work::KernelTable;
 use crate::model::RocmSettings;
@@ -15,8 +16,8 @@ pub(crate) struct Ctx<'w> {
     pub shared: Arc<RunShared>,
     pub kernels: KernelTable,
     pub graph_names: Vec<Arc<str>>,
-    /// Graph handles, by graph index, once built (see `graphs::built`).
-    pub built: Vec<OnceLock<u64>>,
+    /// Graphs, by graph index, once built (see `graphs::built`).
+    pub built: Vec<OnceLock<Built>>,
     /// GPU_MAX_HW_QUEUES of this run.
     pub hw_queues: u32,
     pub rocm: RocmSettings,

@@ -6,6 +6,11 @@
 //!   (`func` = the kernel's host stub), hipGraphAddMemcpyNode1D or
 //!   hipGraphAddMemsetNode, each with its dependencies' node handles. Every
 //!   built graph is destroyed (hipGraphDestroy) when the run ends.
+//! - A graph's events (named by its event-record and event-wait nodes) are
+//!   created with hipEventCreate just before the first node naming each;
+//!   hipGraphAddEventRecordNode / hipGraphAddEventWaitNode carry the
+//!   hipEvent_t (hip_graph.cpp `hipGraphAddEventRecordNode`: the node keeps
+//!   the event; nothing is recorded until a launch).
 //! - hipGraphExecUpdate keeps the exec handle and its SDK graph_exec_id and
 //!   swaps the nodes; it needs an identical topology (node kinds and deps),
 //!   else it returns hipErrorGraphExecUpdateFailure (910) and leaves the
@@ -17,6 +22,7 @@ use super::handles::{
     alloc_exec_handle, alloc_graph_handle, free_exec_handle, free_graph_handle, new_exec_id,
     new_node_handle,
 };
+use super::timeline::hip_event_create;
 use crate::sdk::graph_trace::graph_event;
 use crate::sdk::kernels::host_stub;
 use crate::sdk::os::{lock, tid};
@@ -24,6 +30,7 @@ use crate::truth::ExecEvent;
 use crate::workload::{NodeWork, Workload};
 use rocprofiler_sys as sys;
 use rocprofiler_sys::hip_runtime_api_id as api;
+use std::collections::HashMap;
 use std::ffi::c_void;
 
 /// hipErrorGraphExecUpdateFailure.
@@ -46,14 +53,26 @@ fn dim(v: [u32; 3]) -> sys::rocprofiler_dim3_t {
     }
 }
 
-/// The handle of graph `gi`, built through the HIP graph API by the first
-/// thread that needs it (others wait until it is built).
-pub(crate) fn built(ctx: &Ctx, gi: usize) -> u64 {
-    *ctx.built[gi].get_or_init(|| build(ctx, gi))
+/// A graph built through the HIP graph API.
+pub(crate) struct Built {
+    pub handle: u64,
+    /// The hipEvent_t of each event its nodes name.
+    pub events: HashMap<String, u64>,
 }
 
-/// hipGraphCreate and one hipGraphAdd*Node per node; returns the graph.
-fn build(ctx: &Ctx, gi: usize) -> u64 {
+/// Graph `gi`, built through the HIP graph API by the first thread that
+/// needs it (others wait until it is built).
+pub(crate) fn built_graph<'c>(ctx: &'c Ctx, gi: usize) -> &'c Built {
+    ctx.built[gi].get_or_init(|| build(ctx, gi))
+}
+
+/// The handle of graph `gi` (built if it was not).
+pub(crate) fn built(ctx: &Ctx, gi: usize) -> u64 {
+    built_graph(ctx, gi).handle
+}
+
+/// hipGraphCreate and one hipGraphAdd*Node per node.
+fn build(ctx: &Ctx, gi: usize) -> Built {
     let graph = &ctx.w.graphs[gi];
     let mut out: sys::hipGraph_t = std::ptr::null_mut();
     let p_out: *mut sys::hipGraph_t = &mut out;
@@ -69,6 +88,7 @@ fn build(ctx: &Ctx, gi: usize) -> u64 {
     unsafe { p_out.write(handle as sys::hipGraph_t) };
     call.exit(sys::HIP_SUCCESS);
     let mut nodes: Vec<sys::hipGraphNode_t> = Vec::with_capacity(graph.nodes.len());
+    let mut events: HashMap<String, u64> = HashMap::new();
     for node in &graph.nodes {
         let deps: Vec<sys::hipGraphNode_t> = node.deps.iter().map(|&d| nodes[d]).collect();
         let mut out: sys::hipGraphNode_t = std::ptr::null_mut();
@@ -82,6 +102,7 @@ fn build(ctx: &Ctx, gi: usize) -> u64 {
         let kernel_params;
         let memset_params;
         let host_params;
+        let mut event = None;
         let op = match node.work() {
             NodeWork::Kernel { name, grid, block } => {
                 kernel_params = sys::hipKernelNodeParams {
@@ -155,15 +176,37 @@ fn build(ctx: &Ctx, gi: usize) -> u64 {
                 };
                 api::hipGraphAddEmptyNode
             }
+            NodeWork::EventRecord(name) | NodeWork::EventWait(name) => {
+                let e = *events
+                    .entry(name.to_string())
+                    .or_insert_with(|| hip_event_create(ctx));
+                event = Some(e);
+                let a = sys::hip_graph_add_event_node_args {
+                    pGraphNode: p_out,
+                    graph: handle as sys::hipGraph_t,
+                    pDependencies: deps_ptr,
+                    numDependencies: deps.len(),
+                    event: e as sys::hipEvent_t,
+                };
+                let name = if matches!(node.work(), NodeWork::EventRecord(_)) {
+                    args.hipGraphAddEventRecordNode = a;
+                    "hipGraphAddEventRecordNode"
+                } else {
+                    args.hipGraphAddEventWaitNode = a;
+                    "hipGraphAddEventWaitNode"
+                };
+                api::by_name(name).expect("in the table")
+            }
         };
-        let call = HipCall::enter(&ctx.shared, op, args, None);
+        let mut call = HipCall::enter(&ctx.shared, op, args, None);
+        call.event = event;
         let node_handle = new_node_handle() as sys::hipGraphNode_t;
         // SAFETY: `p_out` points to `out`, live across the call.
         unsafe { p_out.write(node_handle) };
         call.exit(sys::HIP_SUCCESS);
         nodes.push(node_handle);
     }
-    handle
+    Built { handle, events }
 }
 
 /// hipGraphDestroy; the handle may be handed out again.
@@ -241,6 +284,8 @@ fn same_topology(w: &Workload, a: usize, b: usize) -> bool {
         NodeWork::Memset(_) => 2,
         NodeWork::Host(_) => 3,
         NodeWork::Empty => 4,
+        NodeWork::EventRecord(_) => 5,
+        NodeWork::EventWait(_) => 6,
     };
     ga.nodes.len() == gb.nodes.len()
         && ga

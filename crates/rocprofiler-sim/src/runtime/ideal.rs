@@ -154,7 +154,7 @@ impl Submission for Ideal {
         let mut kernels = 0u64;
         let ops: Vec<DeviceOp> = self.orders[e.graph]
             .iter()
-            .filter(|&&ni| !matches!(graph.nodes[ni].work(), NodeWork::Host(_) | NodeWork::Empty))
+            .filter(|&&ni| graph.nodes[ni].work().dispatches())
             .enumerate()
             .filter_map(|(ordinal, &ni)| {
                 let (w, duration) = match graph.nodes[ni].work() {
@@ -170,9 +170,13 @@ impl Submission for Ideal {
                         Some(m.value),
                     ),
                     NodeWork::Memcpy(m) => work::copy(&ctx.w.durations, m.bytes, m.direction),
-                    // Host and empty nodes run nothing on the device here:
-                    // the ideal model does not model host functions.
-                    NodeWork::Host(_) | NodeWork::Empty => return None,
+                    // Host, empty and event nodes run nothing on the device
+                    // here: the ideal model models neither host functions
+                    // nor markers.
+                    NodeWork::Host(_)
+                    | NodeWork::Empty
+                    | NodeWork::EventRecord(_)
+                    | NodeWork::EventWait(_) => return None,
                 };
                 if matches!(w, OpWork::Kernel { .. }) {
                     kernels += 1;

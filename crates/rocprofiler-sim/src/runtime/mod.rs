@@ -143,8 +143,8 @@ fn run_with<M: Submission>(ctx: &Ctx, model: &M, markers: MarkerHook) {
                 .expect("spawn an application thread");
         }
     });
-    for &handle in ctx.built.iter().filter_map(OnceLock::get) {
-        graphs::destroy_graph(ctx, handle);
+    for b in ctx.built.iter().filter_map(OnceLock::get) {
+        graphs::destroy_graph(ctx, b.handle);
     }
     model.end_run();
 }

@@ -222,6 +222,8 @@ mod tests {
             memset: None,
             host: None,
             empty: false,
+            event_record: None,
+            event_wait: None,
             deps: deps.to_vec(),
         }
     }

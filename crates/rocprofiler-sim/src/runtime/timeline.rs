@@ -48,6 +48,14 @@ fn block_until<M: Submission>(model: &M, marks: &[M::Mark]) {
 
 /// hipEventCreate.
 pub(crate) fn event_create<M: Submission>(ctx: &Ctx) -> Event<M::Mark> {
+    Event {
+        handle: hip_event_create(ctx),
+        last: None,
+    }
+}
+
+/// The hipEventCreate call; returns the event's handle.
+pub(crate) fn hip_event_create(ctx: &Ctx) -> u64 {
     static NEXT: AtomicU64 = AtomicU64::new(0x5e00_0000);
     let mut out: sys::hipEvent_t = std::ptr::null_mut();
     let p_out: *mut sys::hipEvent_t = &mut out;
@@ -59,7 +67,7 @@ pub(crate) fn event_create<M: Submission>(ctx: &Ctx) -> Event<M::Mark> {
     unsafe { p_out.write(handle as sys::hipEvent_t) };
     call.event = Some(handle);
     call.exit(sys::HIP_SUCCESS);
-    Event { handle, last: None }
+    handle
 }
 
 /// hipEventRecord(event, stream).

@@ -215,8 +215,8 @@ pub struct Graph {
     pub nodes: Vec<Node>,
 }
 
-/// One graph node: exactly one of `kernel`, `memcpy`, `memset`, `host` or
-/// `empty`.
+/// One graph node: exactly one of `kernel`, `memcpy`, `memset`, `host`,
+/// `empty`, `event_record` or `event_wait`.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Node {
@@ -239,6 +239,16 @@ pub struct Node {
     /// An empty node (hipGraphAddEmptyNode): only a dependency point.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub empty: bool,
+    /// An event-record node (hipGraphAddEventRecordNode) of the graph's
+    /// event of this name: each replay records it once the node's
+    /// dependencies have run. The graph's events are created (hipEventCreate)
+    /// when the graph is built.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub event_record: Option<String>,
+    /// An event-wait node (hipGraphAddEventWaitNode): the replay's later
+    /// nodes wait for the last record of the graph's event of this name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub event_wait: Option<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub deps: Vec<usize>,
 }
@@ -263,6 +273,20 @@ pub enum NodeWork<'a> {
     Memset(Memset),
     Host(HostFn),
     Empty,
+    /// The graph's event of this name.
+    EventRecord(&'a str),
+    EventWait(&'a str),
+}
+
+impl NodeWork<'_> {
+    /// Whether the node is device work (a kernel, a copy or a memset), not
+    /// a host function or a marker.
+    pub fn dispatches(&self) -> bool {
+        matches!(
+            self,
+            NodeWork::Kernel { .. } | NodeWork::Memcpy(_) | NodeWork::Memset(_)
+        )
+    }
 }
 
 /// The default launch geometry of a kernel: [256, 1, 1] both ways.
@@ -280,7 +304,11 @@ impl Node {
             (None, Some(m), ..) => NodeWork::Memcpy(m),
             (None, None, Some(m), _) => NodeWork::Memset(m),
             (None, None, None, Some(h)) => NodeWork::Host(h),
-            (None, None, None, None) => NodeWork::Empty,
+            (None, None, None, None) => match (&self.event_record, &self.event_wait) {
+                (Some(e), _) => NodeWork::EventRecord(e),
+                (None, Some(e)) => NodeWork::EventWait(e),
+                (None, None) => NodeWork::Empty,
+            },
         }
     }
 }

@@ -20,12 +20,22 @@ fn node(here: &str, ni: usize, n: &Node) -> Check {
         + n.memcpy.is_some() as u8
         + n.memset.is_some() as u8
         + n.host.is_some() as u8
-        + n.empty as u8;
+        + n.empty as u8
+        + n.event_record.is_some() as u8
+        + n.event_wait.is_some() as u8;
     if kinds != 1 {
         return Err((
             here.to_string(),
-            "expected exactly one of `kernel`, `memcpy`, `memset`, `host` or `empty`".into(),
+            "expected exactly one of `kernel`, `memcpy`, `memset`, `host`, `empty`, `event_record` or `event_wait`".into(),
         ));
+    }
+    for (field, v) in [
+        ("event_record", &n.event_record),
+        ("event_wait", &n.event_wait),
+    ] {
+        if v.as_deref() == Some("") {
+            return Err((format!("{here}.{field}"), "expected an event name".into()));
+        }
     }
     if n.kernel.as_deref() == Some("") {
         return Err((format!("{here}.kernel"), "expected a kernel name".into()));

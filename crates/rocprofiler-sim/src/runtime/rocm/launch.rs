@@ -27,6 +27,12 @@
 //!   callback releases the exec (a barrier packet here).
 //! - Concurrent launches of one exec share its parallel streams; nothing
 //!   else serialises them (the sources read name no exec-wide lock).
+//! - Event nodes are commands of their own on the segment's stream, no
+//!   dispatch (hip_graph_internal.hpp `GraphEventRecordNode::CreateCommand`
+//!   / `EnqueueCommands`: `Event::recordCommand` + `enqueueRecordCommand`,
+//!   the marker hipEventRecord enqueues; `GraphEventWaitNode`:
+//!   `streamWaitCommand` + `enqueueStreamWaitCommand`, hipStreamWaitEvent's
+//!   marker waiting for the event's last record, none: no wait).
 use super::engine::{copy_engine, copy_node_captured, Engine};
 use super::gpu::Cmd;
 use super::stream::{Stream, Submit, Writer};
@@ -38,9 +44,10 @@ use crate::runtime::rng::Rng;
 use crate::runtime::submission::Launched;
 use crate::runtime::work::{self, DeviceOp, OpWork, Origin, COPY_KERNEL, FILL_KERNEL};
 use crate::sdk::os::lock;
-use crate::truth::HostFnTruth;
+use crate::truth::{GraphEventTruth, HostFnTruth};
 use crate::workload::{Graph, NodeWork};
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 
 /// How one node goes out.
 enum NodeOut {
@@ -51,13 +58,24 @@ enum NodeOut {
     Host,
     /// A host node: the stream waits for a host function of this many ns.
     HostFn(u64),
+    /// An event-record node of this hipEvent_t.
+    EventRecord(u64),
+    /// An event-wait node of this hipEvent_t.
+    EventWait(u64),
 }
+
+/// The marker of each graph event's last record (event-record nodes of any
+/// exec), by hipEvent_t.
+pub(crate) type LastRecords = Mutex<HashMap<u64, Arc<Cmd>>>;
 
 struct Builder<'a> {
     ctx: &'a Ctx<'a>,
     /// Segment scheduling on: captured nodes go out in batches.
     capture: bool,
     graph: &'a Graph,
+    /// The graph's events, by name.
+    events: &'a HashMap<String, u64>,
+    last_records: &'a LastRecords,
     origin: Arc<Origin>,
     ordinal: u32,
     packets: u32,
@@ -114,6 +132,8 @@ impl Builder<'_> {
             // node only orders.
             NodeWork::Host(h) => NodeOut::HostFn(h.us.saturating_mul(1000).max(1)),
             NodeWork::Empty => NodeOut::Host,
+            NodeWork::EventRecord(e) => NodeOut::EventRecord(self.events[e]),
+            NodeWork::EventWait(e) => NodeOut::EventWait(self.events[e]),
             NodeWork::Memcpy(m) => match copy_engine(m.direction, m.bytes) {
                 Engine::Host => NodeOut::Host,
                 Engine::Sdma => {
@@ -171,9 +191,51 @@ impl Builder<'_> {
                     let done = host_fn_truth(self.ctx, &self.origin, s, Some(ni as u32));
                     g.barrier_for(Vec::new(), duration, done, rng);
                 }
+                NodeOut::EventRecord(event) => {
+                    g.dispatch_batch(std::mem::take(&mut batch), rng);
+                    let done = self.record_truth(s, event, ni as u32);
+                    let mark = g.barrier_for(Vec::new(), 0, done, rng);
+                    lock(self.last_records).insert(event, mark);
+                }
+                NodeOut::EventWait(event) => {
+                    g.dispatch_batch(std::mem::take(&mut batch), rng);
+                    let last = lock(self.last_records).get(&event).cloned();
+                    if let Some(mark) = last {
+                        g.barrier(vec![mark], rng);
+                    }
+                }
             }
         }
         g.dispatch_batch(batch, rng);
+    }
+
+    /// Records an event-record node's record in the ground truth when its
+    /// marker completes (None when the run keeps no truth).
+    fn record_truth(
+        &self,
+        s: &Stream,
+        event: u64,
+        node_index: u32,
+    ) -> Option<Box<dyn FnOnce(u64, u64) + Send>> {
+        if !self.ctx.shared.record_truth {
+            return None;
+        }
+        let run = self.ctx.shared.clone();
+        let origin = self.origin.clone();
+        let (exec_stream_id, device) = (s.id, s.device);
+        Some(Box::new(move |_, end| {
+            lock(&run.truth).graph_events.push(GraphEventTruth {
+                event,
+                launch_correlation_id: origin.launch_corr,
+                launching_thread: origin.launching_thread,
+                stream_id: origin.stream_id,
+                exec_stream_id,
+                device,
+                graph_exec_id: origin.graph_exec_id,
+                node_index,
+                completed_ns: end,
+            });
+        }))
     }
 }
 
@@ -236,9 +298,12 @@ fn launch_streams<'a>(launch: &'a Stream, exec: &'a RocmExec) -> Vec<&'a Stream>
     streams
 }
 
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn launch(
     ctx: &Ctx,
     graph: &Graph,
+    events: &HashMap<String, u64>,
+    last_records: &LastRecords,
     exec: &RocmExec,
     launch_stream: &Stream,
     origin: Arc<Origin>,
@@ -252,6 +317,8 @@ pub(crate) fn launch(
         ctx,
         capture: ctx.rocm.segment_scheduling != 0,
         graph,
+        events,
+        last_records,
         origin,
         ordinal: 0,
         packets: 0,

@@ -5,7 +5,7 @@
 //! (`overflow`), GPU timing (`gpu`), copy engines (`engine`), graph
 //! launches (`launch`); the exec's parallel streams are below.
 use super::context::Ctx;
-use super::graphs::Exec;
+use super::graphs::{built_graph, Exec};
 use super::handles::new_internal_stream_id;
 use super::plan::{kahn_fifo, segments, SegmentPlan};
 use super::rng::Rng;
@@ -32,6 +32,7 @@ pub(crate) struct Rocm {
     plans: Vec<Arc<SegmentPlan>>,
     /// Streams the run created and has not released.
     live: Mutex<Vec<Arc<Stream>>>,
+    last_records: launch::LastRecords,
 }
 
 /// A user stream.
@@ -66,6 +67,7 @@ impl Rocm {
                 })
                 .collect(),
             live: Mutex::new(Vec::new()),
+            last_records: Default::default(),
         }
     }
 
@@ -166,7 +168,17 @@ impl Submission for Rocm {
         rng: &mut Rng,
     ) -> Launched {
         let w = writer(ctx);
-        launch::launch(ctx, &ctx.w.graphs[e.graph], &e.model, &s.s, origin, &w, rng)
+        launch::launch(
+            ctx,
+            &ctx.w.graphs[e.graph],
+            &built_graph(ctx, e.graph).events,
+            &self.last_records,
+            &e.model,
+            &s.s,
+            origin,
+            &w,
+            rng,
+        )
     }
 
     /// Eager work (direct dispatch): the calling thread writes its packet

@@ -314,7 +314,8 @@ fn nothing_starts_before_what_it_waits_for() {
 fn an_idle_stream_moves_to_a_less_loaded_queue() {
     let _s = serial();
     // Six streams on four queues: s4 shares s0's queue. s0 runs a kernel and
-    // goes idle; s4 then keeps that queue busy; s0's next kernel finds the
+    // goes idle (synchronised, not slept on: a loaded machine can take
+    // longer than any sleep); s4 then keeps that queue busy; s0's next kernel finds the
     // device with more streams than queues and moves.
     let w = r#"{"sdk_version": "1.3.0", "hw_queues_per_device": 4,
         "durations": {"kernel_ns": {"busy": 20000000}},
@@ -323,7 +324,7 @@ fn an_idle_stream_moves_to_a_less_loaded_queue() {
             {"create_stream": {"name": "s2"}}, {"create_stream": {"name": "s3"}},
             {"create_stream": {"name": "s4"}}, {"create_stream": {"name": "s5"}},
             {"kernel": {"name": "first", "stream": "s0"}},
-            {"sleep": {"us": 2000}},
+            {"synchronize_stream": {"stream": "s0"}},
             {"kernel": {"name": "busy", "stream": "s4"}},
             {"kernel": {"name": "second", "stream": "s0"}}]}]}"#;
     let e = env();

@@ -35,6 +35,9 @@ pub struct KernelActivity {
     pub external_id: Option<u64>,
     pub user_external_id: Option<u64>,
     pub graph: Option<GraphNode>,
+    /// Hardware counter values by counter name, in the order asked for;
+    /// only counters whose record came.
+    pub counters: Vec<(String, f64)>,
 }
 
 /// One memory copy. Copies run on no HSA queue the SDK reports.

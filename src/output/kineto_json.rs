@@ -190,6 +190,9 @@ pub fn write_windows<W: Write>(windows: &[FinishedWindow], out: W) -> io::Result
                 args.push((name(K::GraphId), Arg::Int(graph.graph_id)));
                 args.push((name(K::GraphNodeId), Arg::Int(graph.graph_node_id)));
             }
+            for (counter, value) in &kernel.counters {
+                args.push((counter.as_str(), Arg::Float(*value)));
+            }
             writer.complete(&CompleteEvent {
                 name: name_of_kernel,
                 category: "kernel",
@@ -299,6 +302,7 @@ mod tests {
             external_id: Some(42),
             user_external_id: None,
             graph: None,
+            counters: Vec::new(),
         }
     }
 

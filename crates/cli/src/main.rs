@@ -290,9 +290,18 @@ fn check_jobs(args: &RunArgs, show: fn(&str)) -> Result<(), Stop> {
     for line in jobs.plan.to_string().lines() {
         show(line);
     }
-    progress(
-        "counters are not collected yet: the job file is checked and its plan shown, and the trace carries no counter values",
-    );
+    match jobs::single_group(&jobs.plan) {
+        Some(group) => {
+            std::env::set_var(jobs::PMC_ENV, group.join(","));
+            progress(&format!(
+                "collecting {} per dispatch (the dispatch counting service)",
+                group.join(",")
+            ));
+        }
+        None => progress(
+            "not collected yet: only one counter group in application mode is; this plan is checked and shown, and the trace carries no counter values",
+        ),
+    }
     Ok(())
 }
 

@@ -49,6 +49,8 @@ pub struct GpuEvent {
     pub bytes: Option<u64>,
     /// A copy's direction, from its name (`Memcpy HtoD`).
     pub direction: Option<Direction>,
+    /// Hardware counter args, by counter name, in trace order.
+    pub counters: Vec<(String, f64)>,
 }
 
 impl GpuEvent {
@@ -140,22 +142,67 @@ fn direction_of(name: &str) -> Option<Direction> {
     }
 }
 
-#[derive(Deserialize)]
+/// The args read; the others are skipped unread.
+#[derive(Default)]
 struct RawArgs<'a> {
     device: Option<u64>,
     stream: Option<u64>,
     correlation: Option<u64>,
-    #[serde(rename = "External id")]
     external_id: Option<u64>,
-    #[serde(rename = "dispatch id")]
     dispatch_id: Option<u64>,
-    #[serde(rename = "graph id")]
     graph_id: Option<u64>,
-    #[serde(rename = "graph node id")]
     graph_node_id: Option<u64>,
     bytes: Option<u64>,
-    #[serde(borrow)]
     name: Option<Cow<'a, str>>,
+    /// Hardware counters: keys that start with an upper-case letter and
+    /// hold a number (src/vocabulary.rs: no other key does).
+    counters: Vec<(String, f64)>,
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for RawArgs<'a> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_map(ArgsVisitor(std::marker::PhantomData))
+    }
+}
+
+struct ArgsVisitor<'a>(std::marker::PhantomData<&'a ()>);
+
+impl<'de: 'a, 'a> Visitor<'de> for ArgsVisitor<'a> {
+    type Value = RawArgs<'a>;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("an event's args object")
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<RawArgs<'a>, A::Error> {
+        let mut args = RawArgs::default();
+        while let Some(key) = map.next_key::<Cow<'de, str>>()? {
+            let slot = match key.as_ref() {
+                "device" => &mut args.device,
+                "stream" => &mut args.stream,
+                "correlation" => &mut args.correlation,
+                "External id" => &mut args.external_id,
+                "dispatch id" => &mut args.dispatch_id,
+                "graph id" => &mut args.graph_id,
+                "graph node id" => &mut args.graph_node_id,
+                "bytes" => &mut args.bytes,
+                "name" => {
+                    args.name = map.next_value::<Option<Cow<'de, str>>>()?;
+                    continue;
+                }
+                k if k.starts_with(|c: char| c.is_ascii_uppercase()) => {
+                    if let Some(value) = map.next_value::<Option<f64>>()? {
+                        args.counters.push((key.into_owned(), value));
+                    }
+                    continue;
+                }
+                _ => {
+                    map.next_value::<IgnoredAny>()?;
+                    continue;
+                }
+            };
+            *slot = map.next_value::<Option<u64>>()?;
+        }
+        Ok(args)
+    }
 }
 
 #[derive(Deserialize)]
@@ -273,6 +320,7 @@ impl Builder {
             graph: int(|a| a.graph_id).zip(int(|a| a.graph_node_id)),
             bytes: int(|a| a.bytes),
             direction: direction_of(name),
+            counters: raw.args.map(|a| a.counters).unwrap_or_default(),
         };
         self.trace.events.push(event);
     }

@@ -4,6 +4,7 @@
 //!   kineto-rocm demo                         the built-in 32-node graph x 200
 //!   kineto-rocm run --workload W --out T     any workload file
 //!   kineto-rocm validate --workload W        compare with the ground truth
+mod counter_table;
 mod jobs;
 mod markers;
 mod session;
@@ -266,8 +267,9 @@ impl From<String> for Stop {
 }
 
 /// Checks the job file asked for and shows its plan, through `show` (stdout
-/// for `run`; stderr for `validate`, whose stdout may be JSON).
-fn check_jobs(args: &RunArgs, show: fn(&str)) -> Result<(), Stop> {
+/// for `run`; stderr for `validate`, whose stdout may be JSON). True when a
+/// counter group will be collected.
+fn check_jobs(args: &RunArgs, show: fn(&str)) -> Result<bool, Stop> {
     let cli = counter_jobs::CommandLine {
         pmc: args
             .pmc
@@ -281,7 +283,7 @@ fn check_jobs(args: &RunArgs, show: fn(&str)) -> Result<(), Stop> {
         kernel_replay_beta_enabled: args.kernel_replay_beta_enabled,
     };
     let Some(jobs) = jobs::plan(args.jobs.as_deref(), &cli).map_err(Stop::BadInput)? else {
-        return Ok(());
+        return Ok(false);
     };
     match &jobs.file {
         Some(file) => show(&format!("counter plan of job file {}:", file.display())),
@@ -297,12 +299,15 @@ fn check_jobs(args: &RunArgs, show: fn(&str)) -> Result<(), Stop> {
                 "collecting {} per dispatch (the dispatch counting service)",
                 group.join(",")
             ));
+            Ok(true)
         }
-        None => progress(
-            "not collected yet: only one counter group in application mode is; this plan is checked and shown, and the trace carries no counter values",
-        ),
+        None => {
+            progress(
+                "not collected yet: only one counter group in application mode is; this plan is checked and shown, and the trace carries no counter values",
+            );
+            Ok(false)
+        }
     }
-    Ok(())
 }
 
 /// How a workload is run: how many steps, which are profiled, where traces go.
@@ -430,7 +435,7 @@ impl RunArgs {
 }
 
 fn run(args: &RunArgs, out: &Path) -> Result<(), Stop> {
-    check_jobs(args, |line| println!("{line}"))?;
+    let counters = check_jobs(args, |line| println!("{line}"))?;
     let workload = args.workload()?;
     args.model.export_tool_settings();
     let mut plan = args.plan(out);
@@ -454,6 +459,15 @@ fn run(args: &RunArgs, out: &Path) -> Result<(), Stop> {
             counts.graphed,
             counts.copies
         );
+        if counters {
+            let rows = counter_table::node_rows(&trace::read(&file)?.events);
+            if rows.is_empty() {
+                println!("no graph node carries counter values");
+            } else {
+                println!("counter means per graph node:");
+                counter_table::print(&rows);
+            }
+        }
     }
     Ok(())
 }

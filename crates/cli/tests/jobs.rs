@@ -278,3 +278,51 @@ fn one_counter_group_is_collected_on_every_kernel_and_proven() {
         assert_eq!(v["is_clean"], true, "{workload}: {v:#}");
     }
 }
+
+#[test]
+fn run_prints_each_graph_nodes_counter_means() {
+    let out = scratch("per-node.json");
+    let output = Command::new(env!("CARGO_BIN_EXE_kineto-rocm"))
+        .arg("run")
+        .arg("--workload")
+        .arg(shipped::path("graph-32x200.json"))
+        .arg("--out")
+        .arg(&out)
+        .arg("--jobs")
+        .arg(shipped::dir().join("../jobs/one-group.yaml"))
+        .env_remove("KINETO_ROCM_JOB_FILE")
+        .output()
+        .expect("run kineto-rocm");
+    let stdout = text(&output.stdout);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let table = stdout
+        .split_once("counter means per graph node:\n")
+        .unwrap_or_else(|| panic!("no per-node table: {stdout}"))
+        .1;
+    let mut lines = table.lines();
+    let header: Vec<&str> = lines.next().unwrap().split_whitespace().collect();
+    assert_eq!(
+        header,
+        [
+            "graph",
+            "id",
+            "node",
+            "kernel",
+            "count",
+            "mean",
+            "SQ_WAVES",
+            "mean",
+            "GRBM_COUNT",
+            "mean",
+            "GPU_UTIL"
+        ]
+    );
+    let rows: Vec<Vec<&str>> = lines.map(|l| l.split_whitespace().collect()).collect();
+    assert_eq!(rows.len(), 32, "one row per node");
+    for (node, row) in rows.iter().enumerate() {
+        assert_eq!(row[1], node.to_string());
+        assert_eq!(row[3], "200", "every replay carried counters");
+        assert_eq!(row[4], "1024.0", "65536 work-items in 64-wide waves");
+        assert_eq!(row[6], "100.0");
+    }
+}

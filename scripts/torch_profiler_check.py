@@ -59,9 +59,11 @@ Usage:
       [--build build] [--plugin PATH] [--sim PATH] [--workload PATH]
       [--trace OUT.json] [--truth-out TRUTH.json]
   python3 scripts/torch_profiler_check.py --check-trace TRACE.json --truth TRUTH.json
+      [--expect-counters SQ_WAVES,GRBM_COUNT]
       checks the linkage and graph keys of a trace already written (by this
       script, or by kineto in the ctest suite, which runs it this way), with
-      no torch and no GPU.
+      no torch and no GPU; with --expect-counters, also that every kernel
+      carries those hardware counters, each its dispatch's true value.
 
 (default workload: tests/workloads/ctest/graph-32x200-marked.json, the
 32x200 graph of tests/workloads/ with a marker around the replays)
@@ -103,6 +105,9 @@ def parse_args():
                     "(default: the trace path with .truth.json)")
     ap.add_argument("--check-trace", help="check this trace instead of profiling (needs --truth)")
     ap.add_argument("--truth", help="the ground truth of --check-trace's process")
+    ap.add_argument("--expect-counters", default="",
+                    help="with --check-trace: comma-separated counters every kernel must "
+                         "carry (KINETO_ROCM_PMC of the traced process)")
     return ap.parse_args()
 
 
@@ -296,7 +301,28 @@ def check_links(events, truth, checks):
     return checked
 
 
-def check_trace_offline(trace_path, truth_path):
+def check_counters(events, truth, names, checks):
+    """Each hardware-counter arg (an upper-case key holding a number) against
+    its dispatch's truth, and every kernel carries each of `names`."""
+    wrong, shown, lacking = [], 0, 0
+    for k in events:
+        a = k.get("args", {})
+        op = truth.kernels.get(a.get("dispatch id"))
+        counters = {n: v for n, v in a.items() if n[:1].isupper() and n != "External id"
+                    and isinstance(v, (int, float))}
+        lacking += sum(n not in counters for n in names)
+        for n, v in counters.items():
+            shown += 1
+            if op is None or op.get("counters", {}).get(n) != v:
+                wrong.append(f"dispatch {a.get('dispatch id')}: {n} {v}, truth "
+                             f"{None if op is None else op.get('counters', {}).get(n)}")
+    checks.check(shown > 0 and not wrong and not lacking,
+                 "every hardware counter value is its dispatch's true value",
+                 f"{shown} values, {len(wrong)} wrong, {lacking} lacking"
+                 + (f"; {wrong[0]}" if wrong else ""))
+
+
+def check_trace_offline(trace_path, truth_path, expect_counters=()):
     """--check-trace: the truth-based checks of a trace already written."""
     checks = Checks()
     with open(trace_path) as f:
@@ -308,6 +334,8 @@ def check_trace_offline(trace_path, truth_path):
     check_links(events, truth, checks)
     if any("graph node id" in k.get("args", {}) for k in kernels):
         check_graph_keys(kernels, truth, checks)
+    if expect_counters:
+        check_counters(kernels, truth, expect_counters, checks)
     failed = [r for r in checks.results if not r[0]]
     print("RESULT: " + ("PASS" if not failed else "FAIL"))
     return 0 if not failed else 1
@@ -349,7 +377,8 @@ def main():
         if not args.truth:
             print("torch_profiler_check: --check-trace needs --truth", file=sys.stderr)
             return 2
-        return check_trace_offline(args.check_trace, args.truth)
+        names = [n for n in args.expect_counters.split(",") if n]
+        return check_trace_offline(args.check_trace, args.truth, names)
     checks = Checks()
     libdirs = [os.path.join(args.build, "lib"), os.path.join(REPO, "build", "lib"),
                os.path.join(REPO, "build", "ci", "lib")]

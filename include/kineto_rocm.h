@@ -37,6 +37,11 @@ int kineto_rocm_stop(void);
 /* Waits (bounded) for stopped windows to complete and writes them as one
  * kineto-format chrome trace to `path`. */
 int kineto_rocm_write_trace(const char* path);
+/* The same windows to `count` files: paths[i] in formats[i], 0 = kineto's
+ * JSON, 1 = Perfetto protobuf (.pftrace) gzip-compressed at gzip_level 1
+ * (fast) to 9 (smallest), or uncompressed at 0. */
+int kineto_rocm_write_traces(const char* const* paths, const int* formats, int count,
+                             int gzip_level);
 /* CPU-op correlation ids, as kineto pushes them: domain 0 = default, 1 = user. */
 void kineto_rocm_push_correlation_id(uint64_t id, int domain);
 void kineto_rocm_pop_correlation_id(int domain);

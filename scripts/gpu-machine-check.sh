@@ -14,7 +14,9 @@
 #   concurrent-exclusive  tests/workloads/concurrent-8threads-marked.json:
 #              8 threads, each replaying its graph inside its own
 #              record_function, checked kernel by kernel against the truth
-# and the README's concurrency table (scripts/concurrency-table.sh) on that
+# Each also runs `kineto-rocm report` on the trace PyTorch exported and
+# checks its per-node counts and means against the truth (--report-bin).
+# Then the README's concurrency table (scripts/concurrency-table.sh) on that
 # machine's cores, seeds 1 and 2.
 # Each log starts with the commit and the exact command.
 set -euo pipefail
@@ -44,7 +46,8 @@ status=0
 run() { # name args...
   local name=$1
   shift
-  local cmd=("$py" scripts/torch_profiler_check.py --build build/device --trace "/tmp/$name.json" "$@")
+  local cmd=("$py" scripts/torch_profiler_check.py --build build/device --trace "/tmp/$name.json"
+    --report-bin build/device/bin/kineto-rocm "$@")
   {
     echo "commit: $commit"
     echo "machine: $(nvidia-smi -L 2>/dev/null | head -1), $(nproc) cores"

@@ -58,12 +58,22 @@ Usage:
   python3 scripts/torch_profiler_check.py [--mode default|exclusive]
       [--build build] [--plugin PATH] [--sim PATH] [--workload PATH]
       [--trace OUT.json] [--truth-out TRUTH.json]
+  python3 scripts/torch_profiler_check.py --timeline [--mode ...] [--build build]
+      runs tests/workloads/timeline.json with enable_cuda_sync_events on and
+      checks the ROCm timeline (memsets, syncs, events, host functions, roctx,
+      peer copies, names, overhead) and the linkage against the truth.
   python3 scripts/torch_profiler_check.py --check-trace TRACE.json --truth TRUTH.json
       [--expect-counters SQ_WAVES,GRBM_COUNT]
       checks the linkage and graph keys of a trace already written (by this
       script, or by kineto in the ctest suite, which runs it this way), with
       no torch and no GPU; with --expect-counters, also that every kernel
       carries those hardware counters, each its dispatch's true value.
+
+  --report-bin PATH (either mode): also runs `PATH report --json` (the
+  kineto-rocm CLI, target/release/kineto-rocm) on the trace PyTorch or kineto
+  exported and checks its per graph node figures against the truth: the same
+  nodes, each with its kernel and as many replays as the truth dispatched,
+  and a mean duration within 1 us of the truth's.
 
 (default workload: tests/workloads/ctest/graph-32x200-marked.json, the
 32x200 graph of tests/workloads/ with a marker around the replays)
@@ -74,6 +84,7 @@ import ctypes
 import json
 import os
 import re
+import subprocess
 import sys
 import threading
 
@@ -103,11 +114,17 @@ def parse_args():
                     help="where to export the chrome trace")
     ap.add_argument("--truth-out", help="where to write the simulator's ground truth "
                     "(default: the trace path with .truth.json)")
+    ap.add_argument("--timeline", action="store_true",
+                    help="run tests/workloads/timeline.json (default workload then) with "
+                         "enable_cuda_sync_events on and check the ROCm timeline (memsets, "
+                         "syncs, events, host functions, roctx, peer copies, names, overhead) "
+                         "against the truth")
     ap.add_argument("--check-trace", help="check this trace instead of profiling (needs --truth)")
     ap.add_argument("--truth", help="the ground truth of --check-trace's process")
     ap.add_argument("--expect-counters", default="",
                     help="with --check-trace: comma-separated counters every kernel must "
                          "carry (KINETO_ROCM_PMC of the traced process)")
+    ap.add_argument("--report-bin", help="the kineto-rocm CLI: also check `report` on the trace")
     return ap.parse_args()
 
 
@@ -134,6 +151,10 @@ class Truth:
                         if op["kind"] == "kernel"}
         self.calls = {c["correlation_id"]: c for r in runs for c in r.get("calls", [])}
         self.sdk_version = doc.get("sdk_version", 0)
+        self.ops = [op for r in runs for op in r["ops"]]
+        self.host_functions = [h for r in runs for h in r.get("host_functions", [])]
+        self.events = [e for r in runs for e in r.get("events", [])]
+        self.markers = [m for r in runs for m in r.get("markers", [])]
 
 
 def ours(e):
@@ -199,7 +220,11 @@ def check_links(events, truth, checks):
     # kineto-rocm's runtime events are HIP calls (CUPTI's are cuda*).
     runtime = {e["args"]["correlation"]: e for e in xs(("cuda_runtime",))
                if e["name"].startswith("hip") and "correlation" in e.get("args", {})}
-    cpu_ops = xs(("cpu_op", "user_annotation"))
+    # roctx ranges are user annotations too, but no workload marker: the
+    # timeline check looks at them.
+    roctx = {m["message"] for m in truth.markers}
+    cpu_ops = [o for o in xs(("cpu_op", "user_annotation"))
+               if not (o["cat"] == "user_annotation" and o["name"] in roctx)]
     # The spans of user annotations on the threads that launched our work,
     # on our lanes (a CUDA kernel in the same trace has spans of its own).
     work = [e for e in xs(("kernel", "gpu_memcpy", "gpu_memset")) if ours(e)]
@@ -208,12 +233,13 @@ def check_links(events, truth, checks):
         op = truth.kernels.get(e["args"].get("dispatch id"))
         launching.add(op["launch_correlation_id"] if op else e["args"].get("correlation"))
     launching_threads = {runtime[c]["tid"] for c in launching if c in runtime}
-    our_users = {o["args"].get("External id") for o in cpu_ops
+    our_users = {o.get("args", {}).get("External id") for o in cpu_ops
                  if o["cat"] == "user_annotation" and o["tid"] in launching_threads}
     our_lanes = {(e["pid"], e["tid"]) for e in work}
-    spans = {(e["pid"], e["tid"], e["args"].get("External id")): e
+    spans = {(e["pid"], e["tid"], e.get("args", {}).get("External id")): e
              for e in xs(("gpu_user_annotation",))
-             if e["args"].get("External id") in our_users and (e["pid"], e["tid"]) in our_lanes}
+             if e.get("args", {}).get("External id") in our_users
+             and (e["pid"], e["tid"]) in our_lanes}
     problems = collections.Counter()
     examples = {}
     expected_span = collections.defaultdict(list)  # (pid, tid, ext) -> events
@@ -296,7 +322,8 @@ def check_links(events, truth, checks):
     if problems:
         detail += "; " + "; ".join(f"{n} {what} (e.g. {examples[what]})"
                                    for what, n in problems.items())
-    checks.check(checked > 0 and linked_ext + linked_span > 0 and not problems,
+    marked = any(c.get("marker") for c in truth.calls.values())
+    checks.check(checked > 0 and (linked_ext + linked_span > 0 or not marked) and not problems,
                  "each kernel linked to the CPU op the truth says launched it", detail)
     return checked
 
@@ -322,7 +349,170 @@ def check_counters(events, truth, names, checks):
                  + (f"; {wrong[0]}" if wrong else ""))
 
 
-def check_trace_offline(trace_path, truth_path, expect_counters=()):
+SYNC_NAMES = {"hipStreamSynchronize": "Stream Sync", "hipDeviceSynchronize": "Context Sync",
+              "hipEventSynchronize": "Event Sync", "hipStreamWaitEvent": "Stream Wait Event"}
+
+
+def dur_ns(e):
+    """A kineto "dur" (microseconds, three decimals) in nanoseconds."""
+    return round(float(e.get("dur", 0)) * 1000)
+
+
+def check_timeline(events, truth, checks):
+    """The ROCm timeline beyond kernels and copies, against the truth, where
+    the truth has it (the timeline workload): memsets with bytes and value,
+    no blit kernel left a kernel, copies' devices, demangled names with the
+    raw symbol kept, one cuda_sync per synchronising call lasting the call
+    and pointing at the record it waited for, event records, host functions
+    containing their true run on the stream that waited, roctx ranges on
+    their thread inside the SDK's callback times, and the backend's
+    overhead events. Times are compared as durations only (the trace's clock
+    origin is the exporter's)."""
+    def xs(cat):
+        return [e for e in events if e.get("ph") == "X" and e.get("cat") == cat]
+
+    def args(e):
+        return e.get("args", {})
+
+    if not (truth.host_functions or truth.events or truth.markers
+            or any(op.get("value") is not None for op in truth.ops)):
+        return
+    by_dispatch = {op["dispatch_id"]: op for op in truth.ops if op["kind"] == "kernel"}
+    memsets = [e for e in xs("gpu_memset") if ours(e)]
+    bad = [e for e in memsets
+           if not (op := by_dispatch.get(args(e).get("dispatch id")))
+           or not op.get("blit") or args(e).get("bytes") != op["bytes"]
+           or args(e).get("value") != op.get("value")]
+    expected = sum(1 for op in by_dispatch.values() if op.get("blit") and op.get("direction") is None)
+    checks.check(len(memsets) == expected and not bad,
+                 "memsets are gpu_memset events with the call's bytes and value",
+                 f"{len(memsets)} shown, {expected} in the truth, {len(bad)} wrong")
+    kernels = [e for e in xs("kernel") if ours(e)]
+    left = [k for k in kernels if by_dispatch.get(args(k).get("dispatch id"), {}).get("blit")]
+    checks.check(not left, "no runtime blit kernel is left a kernel", f"{len(left)} left")
+    wrong_names = []
+    for k in kernels:
+        raw = by_dispatch.get(args(k).get("dispatch id"), {}).get("kernel_name") or ""
+        if raw.startswith("_Z"):
+            ok = args(k).get("mangled name") == raw and k["name"] != raw
+        else:
+            ok = "mangled name" not in args(k) and k["name"] == raw
+        if not ok:
+            wrong_names.append(k["name"])
+    checks.check(not wrong_names, "kernel names demangled, the raw symbol in \"mangled name\"",
+                 ", ".join(wrong_names[:3]))
+    peers = [op for op in truth.ops if op.get("src_device") is not None]
+    shown_peers = [e for e in xs("gpu_memcpy") if args(e).get("kind") == "PtoP"]
+    checks.check(len(shown_peers) == len(peers) and all(
+        any(args(e).get("src device") == op["src_device"]
+            and args(e).get("dst device") == op["dst_device"]
+            and args(e).get("correlation") == op["launch_correlation_id"]
+            and e["pid"] == op["device"] for e in shown_peers) for op in peers),
+        "peer copies on the issuing device with their source and destination devices",
+        f"{len(shown_peers)} shown, {len(peers)} in the truth")
+
+    syncs = {args(e).get("correlation"): e for e in xs("cuda_sync") if e["name"] != "Host Function"}
+    sync_calls = [c for c in truth.calls.values() if c["name"] in SYNC_NAMES]
+    wrong = []
+    for c in sync_calls:
+        e = syncs.get(c["correlation_id"])
+        if (e is None or e["name"] != SYNC_NAMES[c["name"]]
+                or abs(dur_ns(e) - (c["exit_ns"] - c["enter_ns"])) > 1):
+            wrong.append(c["name"])
+            continue
+        if c["name"] in ("hipEventSynchronize", "hipStreamWaitEvent"):
+            record = c.get("waited_record_correlation_id")
+            if (args(e).get("wait_on_cuda_event_record_corr_id") != record
+                    or args(e).get("wait_on_cuda_event_id") != c.get("event")):
+                wrong.append(c["name"] + " (what it waited on)")
+    checks.check(len(syncs) == len(sync_calls) and not wrong,
+                 "one cuda_sync per synchronising call, its duration, what it waited on",
+                 f"{len(syncs)} shown, {len(sync_calls)} calls; wrong: {wrong}")
+
+    records = {args(e).get("correlation"): e for e in xs("cuda_event")}
+    wrong = [t["record_correlation_id"] for t in truth.events
+             if (e := records.get(t["record_correlation_id"])) is None
+             or args(e).get("event_id") != t["event"] or e["pid"] != t["device"]
+             or e["tid"] != t["stream_id"]]
+    checks.check(len(records) == len(truth.events) and not wrong,
+                 "one cuda_event per hipEventRecord, on its stream's lane",
+                 f"{len(records)} shown, {len(truth.events)} in the truth; wrong: {wrong}")
+
+    hosts = [e for e in xs("cuda_sync") if e["name"] == "Host Function"]
+    wrong = []
+    for t in truth.host_functions:
+        node = t.get("node_index")
+        found = [e for e in hosts if args(e).get("correlation") == t["launch_correlation_id"]
+                 and (node is None) == ("graph node id" not in args(e))
+                 and (node is None or args(e)["graph node id"] & 0xFFFFFFFF == node)]
+        if (len(found) != 1 or found[0]["pid"] != t["device"] or found[0]["tid"] != t["stream_id"]
+                or dur_ns(found[0]) + 1 < t["end_ns"] - t["start_ns"]):
+            wrong.append(t["launch_correlation_id"])
+    checks.check(len(hosts) == len(truth.host_functions) and not wrong,
+                 "host functions on the stream that waited, each span holding its true run",
+                 f"{len(hosts)} shown, {len(truth.host_functions)} in the truth; wrong: {wrong}")
+
+    ranges = xs("user_annotation")
+    wrong = [m["message"] for m in truth.markers
+             if not any(e["name"] == m["message"] and e["tid"] == m["thread"]
+                        and dur_ns(e) <= m["end_ns"] - m["start_ns"] + 1 for e in ranges)]
+    checks.check(not wrong, "roctx marks and ranges as user annotations on their thread",
+                 f"{len(truth.markers)} in the truth; missing or too long: {wrong}")
+    gpu_spans = [e for e in xs("gpu_user_annotation") if e["name"] != "graph dependency"]
+    names = {m["message"] for m in truth.markers if m["kind"] != "mark"}
+    checks.check(gpu_spans and all(e["name"] in names for e in gpu_spans),
+                 "roctx ranges as gpu_user_annotation spans over their device work",
+                 f"{len(gpu_spans)} spans")
+    overhead = xs("overhead")
+    checks.check(overhead and all(e["name"].startswith("kineto-rocm: ") for e in overhead),
+                 "the backend's own costs as overhead events", f"{len(overhead)} events")
+
+
+def check_report(report_bin, trace_path, truth, checks):
+    """`kineto-rocm report` on the exported trace against the truth: per
+    graph node (creation index) and exec instance, its kernel, how many
+    times it ran and its mean duration. The report keys nodes by the trace's
+    graph id, which check_graph_keys holds one to one with exec instances,
+    so the two sides compare as multisets of (node, kernel, count)."""
+    out = subprocess.run([report_bin, "report", "--json", trace_path],
+                         capture_output=True, text=True)
+    if not checks.check(out.returncode == 0, "kineto-rocm report reads the exported trace",
+                        out.stderr.strip()[-300:]):
+        return
+    nodes = json.loads(out.stdout)["nodes"]
+    # A runtime blit kernel (a copy or memset node run as a fill/copy
+    # kernel) is shown as the copy or memset it performs, under that name.
+    blit = "(a copy or memset node)"
+    for n in nodes:
+        if n["kernel"].startswith(("Memcpy ", "Memset ")):
+            n["kernel"] = blit
+    durations = collections.defaultdict(list)
+    for op in truth.kernels.values():
+        if op["node_index"] is not None:
+            name = blit if op.get("blit") else op["kernel_name"]
+            key = (op["graph_exec_id"], op["exec_epoch"], op["node_index"], name)
+            durations[key].append(op["end_ns"] - op["start_ns"])
+    want = sorted((node, kernel, len(d)) for (_, _, node, kernel), d in durations.items())
+    got = sorted((n["node"], n["kernel"], n["ranks"][0]["count"]) for n in nodes)
+    missing = sorted((collections.Counter(want) - collections.Counter(got)).elements())
+    extra = sorted((collections.Counter(got) - collections.Counter(want)).elements())
+    checks.check(got == want, "report: every graph node with its kernel and the truth's replay count",
+                 f"{len(got)} nodes in the report, {len(want)} in the truth; "
+                 f"missing {missing[:3]}, extra {extra[:3]}")
+    truth_means = collections.defaultdict(list)
+    for (_, _, node, kernel), d in durations.items():
+        truth_means[(node, kernel)].append(sum(d) / len(d))
+    off = []
+    for n in nodes:
+        mean = n["ranks"][0]["mean_ns"]
+        if not any(abs(mean - m) <= 1000 for m in truth_means.get((n["node"], n["kernel"]), [])):
+            off.append(f"node {n['node']} ({n['kernel']}): {mean:.0f} ns, truth "
+                       f"{[round(m) for m in truth_means.get((n['node'], n['kernel']), [])]}")
+    checks.check(nodes and not off, "report: each node's mean duration within 1 us of the truth's",
+                 f"{len(off)} off" + (f"; {off[0]}" if off else ""))
+
+
+def check_trace_offline(trace_path, truth_path, report_bin=None, expect_counters=()):
     """--check-trace: the truth-based checks of a trace already written."""
     checks = Checks()
     with open(trace_path) as f:
@@ -336,6 +526,9 @@ def check_trace_offline(trace_path, truth_path, expect_counters=()):
         check_graph_keys(kernels, truth, checks)
     if expect_counters:
         check_counters(kernels, truth, expect_counters, checks)
+    check_timeline(events, truth, checks)
+    if report_bin:
+        check_report(report_bin, trace_path, truth, checks)
     failed = [r for r in checks.results if not r[0]]
     print("RESULT: " + ("PASS" if not failed else "FAIL"))
     return 0 if not failed else 1
@@ -378,7 +571,7 @@ def main():
             print("torch_profiler_check: --check-trace needs --truth", file=sys.stderr)
             return 2
         names = [n for n in args.expect_counters.split(",") if n]
-        return check_trace_offline(args.check_trace, args.truth, names)
+        return check_trace_offline(args.check_trace, args.truth, args.report_bin, names)
     checks = Checks()
     libdirs = [os.path.join(args.build, "lib"), os.path.join(REPO, "build", "lib"),
                os.path.join(REPO, "build", "ci", "lib")]
@@ -389,6 +582,7 @@ def main():
         + [os.path.join(REPO, "target", "release", "librocprofiler_sim.so")])
     # The shared 32-node x 200-replay graph, wrapped in a CPU-op marker.
     workload = args.workload or find_first([
+        os.path.join(REPO, "tests", "workloads", "timeline.json") if args.timeline else
         os.path.join(REPO, "tests", "workloads", "ctest", "graph-32x200-marked.json")])
     for what, p in (("plugin", plugin), ("simulator", sim_path), ("workload", workload)):
         if not p:
@@ -464,7 +658,13 @@ def main():
     activities = [ProfilerActivity.CPU]
     activities.append(ProfilerActivity.CUDA)  # makes kineto ask children for GPU work
     try:
-        exp = torch._C._profiler._ExperimentalConfig(profile_all_threads=True)
+        if args.timeline:
+            # cuda_sync spans reach kineto's children only when PyTorch asks
+            # for CUDA_SYNC.
+            exp = torch._C._profiler._ExperimentalConfig(profile_all_threads=True,
+                                                         enable_cuda_sync_events=True)
+        else:
+            exp = torch._C._profiler._ExperimentalConfig(profile_all_threads=True)
     except TypeError:
         exp = None
         print("note: this torch has no profile_all_threads; ops on the simulator's "
@@ -507,6 +707,16 @@ def main():
 
     def xs(cat):
         return [e for e in events if e.get("ph") == "X" and e.get("cat") == cat]
+
+    if args.timeline:
+        check_links(events, truth, checks)
+        ours_keyed = [e for e in xs("kernel") if ours(e) and "graph node id" in e.get("args", {})]
+        check_graph_keys(ours_keyed, truth, checks)
+        check_timeline(events, truth, checks)
+        failed = [r for r in checks.results if not r[0]]
+        print(f"  checks: {len(checks.results) - len(failed)} passed, {len(failed)} failed")
+        print("RESULT: " + ("PASS" if not failed else "FAIL"))
+        return 0 if not failed else 1
 
     kernels = [k for k in xs("kernel") if k["name"] in expect]
     checks.check(len(kernels) == total_graph_kernels,
@@ -588,6 +798,9 @@ def main():
                      "kernels start after their CPU op started")
 
     check_links(events, truth, checks)
+    check_timeline(events, truth, checks)
+    if args.report_bin:
+        check_report(args.report_bin, args.trace, truth, checks)
 
     # 4. sole collector: GPU events kineto-rocm did not write.
     gpu_cats = ("kernel", "gpu_memcpy", "gpu_memset")

@@ -48,6 +48,45 @@ mod ffi {
         DstDevice,
         GraphId,
         GraphNodeId,
+        Value,
+        MangledName,
+        CudaSyncKind,
+        WaitOnStream,
+        WaitOnEventRecordCorrelation,
+        WaitOnEventId,
+        EventId,
+        HostFunction,
+        Timing,
+        OverheadCount,
+    }
+
+    /// What a runtime blit kernel is shown as (its call or node proven).
+    #[derive(Debug)]
+    enum BlitKind {
+        /// A kernel: not a blit, or not proven.
+        None,
+        /// gpu_memset: `blit_bytes` set to `blit_value`.
+        Memset,
+        /// gpu_memcpy: `blit_bytes` in `blit_direction`.
+        Copy,
+    }
+
+    /// Which synchronisation (CUPTI's names: "Stream Sync", "Context
+    /// Sync", "Event Sync", "Stream Wait Event").
+    #[derive(Debug)]
+    enum SyncKind {
+        Stream,
+        Device,
+        Event,
+        StreamWaitEvent,
+    }
+
+    /// A dependency arrow's end: which list, which index.
+    #[derive(Debug)]
+    enum GpuList {
+        Kernel,
+        Copy,
+        HostFn,
     }
 
     /// The JSON type of a key's value, the same in every writer.
@@ -103,6 +142,14 @@ mod ffi {
         /// arg keyed by the counter's name (src/vocabulary.rs).
         pub counter_names: Vec<String>,
         pub counter_values: Vec<f64>,
+        /// A blit kernel shown as a memset or copy.
+        pub blit: BlitKind,
+        pub blit_bytes: u64,
+        pub blit_value: u32,
+        pub blit_direction: CopyDirection,
+        /// True: drawn on the graph branch lane of `stream` for HSA queue
+        /// `queue`.
+        pub has_branch: bool,
     }
 
     /// One memory copy. Copies run on no HSA queue the SDK reports.
@@ -143,6 +190,104 @@ mod ffi {
         pub external_id: u64,
     }
 
+    /// A synchronising call: its CPU times on the lane of what it waited
+    /// on (the device's stream, the device's "syncs" lane, or, device
+    /// unknown, the calling thread).
+    #[derive(Clone, Debug, PartialEq)]
+    pub struct SyncActivity {
+        pub kind: SyncKind,
+        pub thread_id: u64,
+        pub correlation: u64,
+        pub start_ns: u64,
+        pub end_ns: u64,
+        pub has_device: bool,
+        pub device: u32,
+        pub has_stream: bool,
+        pub stream: u64,
+        pub has_event: bool,
+        pub event: u64,
+        /// -1: unknown.
+        pub wait_on_stream: i64,
+        /// -1: unknown (the event was not recorded while traced).
+        pub wait_on_record_correlation: i64,
+        pub has_external_id: bool,
+        pub external_id: u64,
+    }
+
+    /// A hipEventRecord at the end of the work it captures.
+    #[derive(Clone, Debug, PartialEq)]
+    pub struct EventActivity {
+        pub event: u64,
+        pub thread_id: u64,
+        pub correlation: u64,
+        /// False (device or stream unknown): on the calling thread.
+        pub has_lane: bool,
+        pub device: u32,
+        pub stream: u64,
+        pub ts_ns: u64,
+        pub has_external_id: bool,
+        pub external_id: u64,
+    }
+
+    /// A host function, bounded by the work around it on its stream.
+    #[derive(Clone, Debug, PartialEq)]
+    pub struct HostFnActivity {
+        pub device: u32,
+        pub stream: u64,
+        pub correlation: u64,
+        pub function: u64,
+        pub start_ns: u64,
+        pub end_ns: u64,
+        pub has_graph: bool,
+        pub graph_id: u64,
+        pub graph_node_id: u64,
+        pub has_branch: bool,
+        pub branch_queue: u64,
+        pub has_external_id: bool,
+        pub external_id: u64,
+    }
+
+    /// A roctx mark or range on its CPU thread.
+    #[derive(Clone, Debug, PartialEq)]
+    pub struct Annotation {
+        pub name: String,
+        pub thread_id: u64,
+        pub start_ns: u64,
+        pub end_ns: u64,
+        pub id: u64,
+    }
+
+    /// What a roctx range enclosed on one device lane.
+    #[derive(Clone, Debug, PartialEq)]
+    pub struct GpuAnnotation {
+        pub name: String,
+        pub id: u64,
+        pub device: u32,
+        pub stream: u64,
+        pub has_branch: bool,
+        pub branch_queue: u64,
+        pub start_ns: u64,
+        pub end_ns: u64,
+    }
+
+    /// A graph dependency arrow between two shown events of one replay.
+    #[derive(Clone, Debug, PartialEq)]
+    pub struct Dependency {
+        pub from_list: GpuList,
+        pub from_index: u64,
+        pub to_list: GpuList,
+        pub to_index: u64,
+    }
+
+    /// The backend's own cost.
+    #[derive(Clone, Debug, PartialEq)]
+    pub struct Overhead {
+        pub name: &'static str,
+        pub start_ns: u64,
+        pub end_ns: u64,
+        pub count: u64,
+    }
+
     /// A GPU as kineto names its lane.
     #[derive(Clone, Debug, PartialEq)]
     pub struct DeviceLane {
@@ -153,10 +298,20 @@ mod ffi {
     /// Everything one finished trace window produced.
     #[derive(Clone, Debug, Default)]
     pub struct WindowActivities {
+        /// Demangled.
         pub kernel_names: Vec<String>,
+        /// The raw symbols, by the same index.
+        pub kernel_symbols: Vec<String>,
         pub kernels: Vec<KernelActivity>,
         pub copies: Vec<CopyActivity>,
         pub runtime: Vec<RuntimeActivity>,
+        pub syncs: Vec<SyncActivity>,
+        pub events: Vec<EventActivity>,
+        pub host_functions: Vec<HostFnActivity>,
+        pub annotations: Vec<Annotation>,
+        pub gpu_annotations: Vec<GpuAnnotation>,
+        pub dependencies: Vec<Dependency>,
+        pub overheads: Vec<Overhead>,
         pub devices: Vec<DeviceLane>,
         /// Add to an SDK timestamp to get system_clock nanoseconds (kineto's clock).
         pub system_clock_offset_ns: i64,
@@ -203,6 +358,29 @@ mod ffi {
         fn queue_lane_base() -> u32;
         fn copy_lane_id() -> u32;
         fn copy_lane_name() -> &'static str;
+        /// A graph replay's branch lane: "stream N graph branch (HW queue
+        /// 0x...)", tids from `branch_lane_base` up, dense per device.
+        fn branch_lane_name(stream: u64, queue: u64) -> String;
+        fn branch_lane_base() -> u32;
+        /// Device-wide syncs' lane per device.
+        fn sync_lane_id() -> u32;
+        fn sync_lane_name() -> &'static str;
+        /// The overhead lane of the CPU process.
+        fn overhead_tid() -> u32;
+        fn overhead_lane_name() -> &'static str;
+        /// Names and kinds of the timeline's events.
+        fn memset_name() -> &'static str;
+        fn memset_kind() -> &'static str;
+        fn peer_copy_name() -> &'static str;
+        fn peer_copy_kind() -> &'static str;
+        fn sync_name(kind: SyncKind) -> &'static str;
+        fn event_record_name() -> &'static str;
+        fn host_fn_name() -> &'static str;
+        fn timing_bounds() -> &'static str;
+        fn timing_event() -> &'static str;
+        fn dependency_name() -> &'static str;
+        /// Where a dependency arrow's carrier sits on an event.
+        fn dependency_carrier_ns(start: u64, end: u64, source: bool) -> u64;
     }
 }
 
@@ -317,6 +495,79 @@ fn copy_lane_name() -> &'static str {
     vocabulary::COPY_LANE_NAME
 }
 
+fn branch_lane_name(stream: u64, queue: u64) -> String {
+    vocabulary::branch_lane_name(stream, queue)
+}
+
+fn branch_lane_base() -> u32 {
+    vocabulary::BRANCH_LANE_BASE
+}
+
+fn sync_lane_id() -> u32 {
+    vocabulary::SYNC_LANE_ID
+}
+
+fn sync_lane_name() -> &'static str {
+    vocabulary::SYNC_LANE_NAME
+}
+
+fn overhead_tid() -> u32 {
+    vocabulary::OVERHEAD_TID
+}
+
+fn overhead_lane_name() -> &'static str {
+    vocabulary::OVERHEAD_LANE_NAME
+}
+
+fn memset_name() -> &'static str {
+    vocabulary::MEMSET_NAME
+}
+
+fn memset_kind() -> &'static str {
+    vocabulary::MEMSET_KIND
+}
+
+fn peer_copy_name() -> &'static str {
+    vocabulary::PEER_COPY_NAME
+}
+
+fn peer_copy_kind() -> &'static str {
+    vocabulary::PEER_COPY_KIND
+}
+
+fn sync_name(kind: ffi::SyncKind) -> &'static str {
+    vocabulary::sync_name(match kind {
+        ffi::SyncKind::Stream => window::SyncKind::Stream,
+        ffi::SyncKind::Device => window::SyncKind::Device,
+        ffi::SyncKind::Event => window::SyncKind::Event,
+        _ => window::SyncKind::StreamWaitEvent,
+    })
+}
+
+fn event_record_name() -> &'static str {
+    vocabulary::EVENT_RECORD_NAME
+}
+
+fn host_fn_name() -> &'static str {
+    vocabulary::HOST_FN_NAME
+}
+
+fn timing_bounds() -> &'static str {
+    vocabulary::TIMING_BOUNDS
+}
+
+fn timing_event() -> &'static str {
+    vocabulary::TIMING_EVENT
+}
+
+fn dependency_name() -> &'static str {
+    vocabulary::DEPENDENCY_NAME
+}
+
+fn dependency_carrier_ns(start: u64, end: u64, source: bool) -> u64 {
+    crate::output::kineto_json::dependency_carrier_ns(start, end, source)
+}
+
 impl From<window::CopyDirection> for ffi::CopyDirection {
     fn from(direction: window::CopyDirection) -> Self {
         use window::CopyDirection as D;
@@ -367,6 +618,16 @@ fn key_of(key: ffi::MetadataKey) -> Option<vocabulary::MetadataKey> {
         ffi::MetadataKey::DstDevice => K::DstDevice,
         ffi::MetadataKey::GraphId => K::GraphId,
         ffi::MetadataKey::GraphNodeId => K::GraphNodeId,
+        ffi::MetadataKey::Value => K::Value,
+        ffi::MetadataKey::MangledName => K::MangledName,
+        ffi::MetadataKey::CudaSyncKind => K::CudaSyncKind,
+        ffi::MetadataKey::WaitOnStream => K::WaitOnStream,
+        ffi::MetadataKey::WaitOnEventRecordCorrelation => K::WaitOnEventRecordCorrelation,
+        ffi::MetadataKey::WaitOnEventId => K::WaitOnEventId,
+        ffi::MetadataKey::EventId => K::EventId,
+        ffi::MetadataKey::HostFunction => K::HostFunction,
+        ffi::MetadataKey::Timing => K::Timing,
+        ffi::MetadataKey::OverheadCount => K::OverheadCount,
         _ => return None,
     })
 }
@@ -416,6 +677,26 @@ impl From<window::KernelActivity> for ffi::KernelActivity {
             graph_node_id: graph.map_or(0, |g| g.graph_node_id),
             counter_names,
             counter_values,
+            blit: match k.blit {
+                None => ffi::BlitKind::None,
+                Some(window::Blit::Memset { .. }) => ffi::BlitKind::Memset,
+                Some(window::Blit::Copy { .. }) => ffi::BlitKind::Copy,
+            },
+            blit_bytes: match k.blit {
+                Some(window::Blit::Memset { bytes, .. } | window::Blit::Copy { bytes, .. }) => {
+                    bytes
+                }
+                None => 0,
+            },
+            blit_value: match k.blit {
+                Some(window::Blit::Memset { value, .. }) => value,
+                _ => 0,
+            },
+            blit_direction: match k.blit {
+                Some(window::Blit::Copy { direction, .. }) => direction.into(),
+                _ => ffi::CopyDirection::Unknown,
+            },
+            has_branch: k.branch.is_some(),
         }
     }
 }
@@ -459,13 +740,131 @@ impl From<window::RuntimeActivity> for ffi::RuntimeActivity {
     }
 }
 
+fn gpu_list(r: window::GpuRef) -> (ffi::GpuList, u64) {
+    match r {
+        window::GpuRef::Kernel(i) => (ffi::GpuList::Kernel, i as u64),
+        window::GpuRef::Copy(i) => (ffi::GpuList::Copy, i as u64),
+        window::GpuRef::HostFn(i) => (ffi::GpuList::HostFn, i as u64),
+    }
+}
+
+fn sync_activity(s: window::SyncActivity) -> ffi::SyncActivity {
+    ffi::SyncActivity {
+        kind: match s.kind {
+            window::SyncKind::Stream => ffi::SyncKind::Stream,
+            window::SyncKind::Device => ffi::SyncKind::Device,
+            window::SyncKind::Event => ffi::SyncKind::Event,
+            window::SyncKind::StreamWaitEvent => ffi::SyncKind::StreamWaitEvent,
+        },
+        thread_id: s.thread_id,
+        correlation: s.correlation,
+        start_ns: s.start_ns,
+        end_ns: s.end_ns,
+        has_device: s.device.is_some(),
+        device: s.device.unwrap_or(0),
+        has_stream: s.stream.is_some(),
+        stream: s.stream.unwrap_or(0),
+        has_event: s.event.is_some(),
+        event: s.event.unwrap_or(0),
+        wait_on_stream: s.wait_on_stream.map_or(-1, |v| v as i64),
+        wait_on_record_correlation: s.wait_on_record_correlation.map_or(-1, |v| v as i64),
+        has_external_id: s.external_id.is_some(),
+        external_id: s.external_id.unwrap_or(0),
+    }
+}
+
 impl From<FinishedWindow> for ffi::WindowActivities {
     fn from(w: FinishedWindow) -> Self {
         ffi::WindowActivities {
             kernel_names: w.kernel_names,
+            kernel_symbols: w.kernel_symbols,
             kernels: w.kernels.into_iter().map(Into::into).collect(),
             copies: w.copies.into_iter().map(Into::into).collect(),
             runtime: w.runtime.into_iter().map(Into::into).collect(),
+            syncs: w.syncs.into_iter().map(sync_activity).collect(),
+            events: w
+                .events
+                .into_iter()
+                .map(|e| ffi::EventActivity {
+                    event: e.event,
+                    thread_id: e.thread_id,
+                    correlation: e.correlation,
+                    has_lane: e.device.is_some() && e.stream.is_some(),
+                    device: e.device.unwrap_or(0),
+                    stream: e.stream.unwrap_or(0),
+                    ts_ns: e.ts_ns,
+                    has_external_id: e.external_id.is_some(),
+                    external_id: e.external_id.unwrap_or(0),
+                })
+                .collect(),
+            host_functions: w
+                .host_functions
+                .into_iter()
+                .map(|h| ffi::HostFnActivity {
+                    device: h.device,
+                    stream: h.stream,
+                    correlation: h.correlation,
+                    function: h.function,
+                    start_ns: h.start_ns,
+                    end_ns: h.end_ns,
+                    has_graph: h.graph.is_some(),
+                    graph_id: h.graph.map_or(0, |g| g.graph_id),
+                    graph_node_id: h.graph.map_or(0, |g| g.graph_node_id),
+                    has_branch: h.branch.is_some(),
+                    branch_queue: h.branch.unwrap_or(0),
+                    has_external_id: h.external_id.is_some(),
+                    external_id: h.external_id.unwrap_or(0),
+                })
+                .collect(),
+            annotations: w
+                .annotations
+                .into_iter()
+                .map(|a| ffi::Annotation {
+                    name: a.name,
+                    thread_id: a.thread_id,
+                    start_ns: a.start_ns,
+                    end_ns: a.end_ns,
+                    id: a.id,
+                })
+                .collect(),
+            gpu_annotations: w
+                .gpu_annotations
+                .into_iter()
+                .map(|g| ffi::GpuAnnotation {
+                    name: g.name,
+                    id: g.id,
+                    device: g.device,
+                    stream: g.stream,
+                    has_branch: g.branch.is_some(),
+                    branch_queue: g.branch.unwrap_or(0),
+                    start_ns: g.start_ns,
+                    end_ns: g.end_ns,
+                })
+                .collect(),
+            dependencies: w
+                .dependencies
+                .into_iter()
+                .map(|d| {
+                    let (from_list, from_index) = gpu_list(d.from);
+                    let (to_list, to_index) = gpu_list(d.to);
+                    ffi::Dependency {
+                        from_list,
+                        from_index,
+                        to_list,
+                        to_index,
+                    }
+                })
+                .collect(),
+            overheads: w
+                .overheads
+                .into_iter()
+                .map(|o| ffi::Overhead {
+                    name: o.name,
+                    start_ns: o.start_ns,
+                    end_ns: o.end_ns,
+                    count: o.count,
+                })
+                .collect(),
             devices: w
                 .devices
                 .into_iter()

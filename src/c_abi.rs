@@ -1,5 +1,6 @@
 //! The C ABI declared in include/kineto_rocm.h. No panic crosses it.
 use crate::error::ToolError;
+use crate::output::{pftrace::GzipLevel, TraceFormat};
 use crate::{output, session};
 use std::ffi::{c_char, c_int, CStr, CString};
 
@@ -53,19 +54,76 @@ pub extern "C" fn kineto_rocm_stop() -> c_int {
 #[no_mangle]
 pub extern "C" fn kineto_rocm_write_trace(path: *const c_char) -> c_int {
     guarded("kineto_rocm_write_trace", || {
-        if path.is_null() {
-            return status_of(Err(ToolError::Usage(
-                "kineto_rocm_write_trace needs a path",
-            )));
-        }
-        // SAFETY: the caller passes a NUL-terminated path valid for the call.
-        let path = unsafe { CStr::from_ptr(path) }
-            .to_string_lossy()
-            .into_owned();
-        let written = session::take_finished_windows()
-            .and_then(|windows| output::write_trace_file(std::path::Path::new(&path), &windows));
-        status_of(written.map(|_| ()))
+        let written = path_of(path).and_then(|path| {
+            let windows = session::take_finished_windows()?;
+            output::write_trace_file(&path, &windows, TraceFormat::Json).map(|_| ())
+        });
+        status_of(written)
     })
+}
+
+/// Writes the same windows to `count` files: `paths[i]` as `formats[i]` (0
+/// kineto's JSON, 1 Perfetto at `gzip_level` 0 to 9; 0 uncompressed).
+#[no_mangle]
+pub extern "C" fn kineto_rocm_write_traces(
+    paths: *const *const c_char,
+    formats: *const c_int,
+    count: c_int,
+    gzip_level: c_int,
+) -> c_int {
+    guarded("kineto_rocm_write_traces", || {
+        let count = match usize::try_from(count) {
+            Ok(n) if n > 0 && !paths.is_null() && !formats.is_null() => n,
+            _ => {
+                return status_of(Err(ToolError::Usage(
+                    "kineto_rocm_write_traces needs count > 0 paths and formats",
+                )))
+            }
+        };
+        // SAFETY: the caller passes `count` paths and `count` formats.
+        let (paths, formats) = unsafe {
+            (
+                std::slice::from_raw_parts(paths, count),
+                std::slice::from_raw_parts(formats, count),
+            )
+        };
+        let mut outputs = Vec::with_capacity(count);
+        for (&path, &format) in paths.iter().zip(formats) {
+            match (path_of(path), trace_format(format, gzip_level)) {
+                (Ok(path), Ok(format)) => outputs.push((path, format)),
+                (Err(e), _) | (_, Err(e)) => return status_of(Err(e)),
+            }
+        }
+        let written = session::take_finished_windows().and_then(|windows| {
+            outputs.iter().try_for_each(|(path, format)| {
+                output::write_trace_file(path, &windows, *format).map(|_| ())
+            })
+        });
+        status_of(written)
+    })
+}
+
+fn trace_format(format: c_int, gzip_level: c_int) -> Result<TraceFormat, ToolError> {
+    match format {
+        0 => Ok(TraceFormat::Json),
+        1 => u32::try_from(gzip_level)
+            .ok()
+            .and_then(|level| GzipLevel::new(level).ok())
+            .map(TraceFormat::Pftrace)
+            .ok_or(ToolError::Usage("gzip_level must be 0 to 9")),
+        _ => Err(ToolError::Usage(
+            "a trace format must be 0 (JSON) or 1 (Perfetto)",
+        )),
+    }
+}
+
+fn path_of(path: *const c_char) -> Result<std::path::PathBuf, ToolError> {
+    if path.is_null() {
+        return Err(ToolError::Usage("writing a trace needs a path"));
+    }
+    // SAFETY: the caller passes a NUL-terminated path valid for the call.
+    let path = unsafe { CStr::from_ptr(path) }.to_string_lossy();
+    Ok(std::path::PathBuf::from(path.into_owned()))
 }
 
 #[no_mangle]

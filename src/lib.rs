@@ -7,16 +7,18 @@
 //! SDK and hands finished windows to kineto or to our chrome-trace writer.
 //!
 //! Modules import only modules listed after them (docs/architecture.md):
-//! the faces, the writers, the session functions, the tool (SDK adapter,
+//! the faces (the recorder among them), the writers, the session functions, the tool (SDK adapter,
 //! session, window finishing), and the leaves everything shares.
 mod bridge;
 mod c_abi;
 mod error;
 mod fault;
+pub mod heap;
 mod logging;
-mod output;
+pub mod output;
 mod panics;
-mod session;
+mod recorder;
+pub mod session;
 pub mod tool;
 mod vocabulary;
-mod window;
+pub mod window;

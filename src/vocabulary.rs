@@ -36,6 +36,16 @@ pub enum MetadataKey {
     DstDevice,
     GraphId,
     GraphNodeId,
+    Value,
+    MangledName,
+    CudaSyncKind,
+    WaitOnStream,
+    WaitOnEventRecordCorrelation,
+    WaitOnEventId,
+    EventId,
+    HostFunction,
+    Timing,
+    OverheadCount,
 }
 
 /// The JSON type of a key's value, the same in every writer.
@@ -65,7 +75,7 @@ const fn key(key: MetadataKey, name: &'static str, value: ValueType) -> KeySpec 
 }
 
 /// Every key, in `MetadataKey` order.
-pub const CATALOG: [KeySpec; 18] = [
+pub const CATALOG: [KeySpec; 28] = [
     key(MetadataKey::Device, "device", ValueType::Int),
     key(MetadataKey::Stream, "stream", ValueType::Int),
     key(MetadataKey::HsaQueue, "hsa_queue", ValueType::Uint),
@@ -92,6 +102,33 @@ pub const CATALOG: [KeySpec; 18] = [
     key(MetadataKey::DstDevice, "dst device", ValueType::Int),
     key(MetadataKey::GraphId, "graph id", ValueType::Uint),
     key(MetadataKey::GraphNodeId, "graph node id", ValueType::Uint),
+    // A memset's byte value (CUPTI's memset record has it; kineto's CUPTI
+    // path does not write it).
+    key(MetadataKey::Value, "value", ValueType::Uint),
+    // The raw kernel symbol when the name shown is demangled.
+    key(MetadataKey::MangledName, "mangled name", ValueType::Str),
+    // kineto's CudaMetadataFields sync keys, spelled and typed as there.
+    key(MetadataKey::CudaSyncKind, "cuda_sync_kind", ValueType::Str),
+    key(MetadataKey::WaitOnStream, "wait_on_stream", ValueType::Int),
+    key(
+        MetadataKey::WaitOnEventRecordCorrelation,
+        "wait_on_cuda_event_record_corr_id",
+        ValueType::Int,
+    ),
+    key(
+        MetadataKey::WaitOnEventId,
+        "wait_on_cuda_event_id",
+        ValueType::Uint,
+    ),
+    key(MetadataKey::EventId, "event_id", ValueType::Uint),
+    key(MetadataKey::HostFunction, "host function", ValueType::Uint),
+    // How a span's times were found when they are not the SDK's own.
+    key(MetadataKey::Timing, "timing", ValueType::Str),
+    key(
+        MetadataKey::OverheadCount,
+        "overhead count",
+        ValueType::Uint,
+    ),
 ];
 
 pub fn spec(key: MetadataKey) -> KeySpec {
@@ -129,6 +166,46 @@ pub fn copy_event_name(direction: CopyDirection) -> &'static str {
     }
 }
 
+/// A memset's event name (CUPTI's, for device memory).
+pub const MEMSET_NAME: &str = "Memset (Device)";
+/// The "kind" arg of a memset.
+pub const MEMSET_KIND: &str = "Memset";
+
+/// A copy between two devices (CUPTI's MEMCPY2 peer copies are named so).
+pub const PEER_COPY_NAME: &str = "Memcpy PtoP (Device -> Device)";
+pub const PEER_COPY_KIND: &str = "PtoP";
+
+/// A sync span's name and "cuda_sync_kind", as CUPTI's sync records say.
+pub fn sync_name(kind: crate::window::SyncKind) -> &'static str {
+    use crate::window::SyncKind as S;
+    match kind {
+        S::Stream => "Stream Sync",
+        S::Device => "Context Sync",
+        S::Event => "Event Sync",
+        S::StreamWaitEvent => "Stream Wait Event",
+    }
+}
+
+/// A hipEventRecord's event name.
+pub const EVENT_RECORD_NAME: &str = "Event Record";
+/// A host function's event name.
+pub const HOST_FN_NAME: &str = "Host Function";
+/// The "timing" arg of spans bounded by their neighbours, not measured.
+pub const TIMING_BOUNDS: &str =
+    "bounds: after the work it waits for, before the work that waits for it";
+/// The "timing" arg of an event record: the end of the work it captures.
+pub const TIMING_EVENT: &str = "end of the stream's work before the record";
+
+/// Overhead event names.
+pub const OVERHEAD_BUFFER: &str = "kineto-rocm: SDK buffer processing";
+pub const OVERHEAD_FINISH: &str = "kineto-rocm: window finishing (attribution)";
+pub const OVERHEAD_DROPPED: &str = "kineto-rocm: SDK records dropped";
+
+/// A graph dependency arrow: kineto writes flows of two kinds only, so the
+/// arrows are fwdbwd flows between zero-length carrier events named so.
+pub const DEPENDENCY_FLOW: &str = "fwdbwd";
+pub const DEPENDENCY_NAME: &str = "graph dependency";
+
 /// A stream's lane (tid = the stream id).
 pub fn stream_lane_name(stream: u64) -> String {
     format!("stream {stream}")
@@ -142,6 +219,24 @@ pub const QUEUE_LANE_BASE: u32 = 0x4000_0000;
 pub fn queue_lane_name(queue: u64) -> String {
     format!("HW queue {queue:#x}")
 }
+
+/// A graph replay's work on another hardware queue than its first node's
+/// goes on a branch lane of its launching stream; those lanes get ids from
+/// here up, dense per device, in order of first use.
+pub const BRANCH_LANE_BASE: u32 = 0x2000_0000;
+
+pub fn branch_lane_name(stream: u64, queue: u64) -> String {
+    format!("stream {stream} graph branch (HW queue {queue:#x})")
+}
+
+/// Syncs that wait on a whole device (hipDeviceSynchronize) or on an event
+/// of an unknown stream are drawn on one lane per device.
+pub const SYNC_LANE_ID: u32 = 0x3fff_fffe;
+pub const SYNC_LANE_NAME: &str = "syncs";
+
+/// The backend's overhead events go on this thread lane of the process.
+pub const OVERHEAD_TID: u32 = 0x3fff_fffd;
+pub const OVERHEAD_LANE_NAME: &str = "kineto-rocm overhead";
 
 /// Stream-less copies are drawn on one lane per device.
 pub const COPY_LANE_ID: u32 = 0x3fff_ffff;

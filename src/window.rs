@@ -14,10 +14,24 @@ pub struct GraphNode {
     pub graph_node_id: u64,
 }
 
+/// What a runtime blit kernel did, once its HIP call (or graph node) is
+/// proven: such a dispatch is shown as a memset or a copy, not a kernel.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Blit {
+    /// hipMemset* or a memset node: `bytes` set to the byte `value`.
+    Memset { bytes: u64, value: u32 },
+    /// hipMemcpy* or a memcpy node run as a blit kernel.
+    Copy {
+        bytes: u64,
+        direction: CopyDirection,
+    },
+}
+
 /// One GPU kernel dispatch.
 #[derive(Clone, Debug, PartialEq)]
 pub struct KernelActivity {
-    /// Index into `FinishedWindow::kernel_names`.
+    /// Index into `FinishedWindow::kernel_names` (demangled) and
+    /// `kernel_symbols` (the raw symbol).
     pub name_index: u32,
     pub device: u32,
     /// `None`: the kernel goes on a lane named after its HSA queue.
@@ -38,6 +52,11 @@ pub struct KernelActivity {
     /// Hardware counter values by counter name, in the order asked for;
     /// only counters whose record came.
     pub counters: Vec<(String, f64)>,
+    /// `Some`: a runtime blit kernel proven to be this memset or copy.
+    pub blit: Option<Blit>,
+    /// `Some(queue)`: a graph replay's work on another hardware queue than
+    /// its first node's, drawn on a branch lane of its launching stream.
+    pub branch: Option<u64>,
 }
 
 /// One memory copy. Copies run on no HSA queue the SDK reports.
@@ -56,6 +75,127 @@ pub struct CopyActivity {
     pub end_ns: u64,
     pub external_id: Option<u64>,
     pub graph: Option<GraphNode>,
+}
+
+/// Which synchronisation a call is, named as CUPTI's sync records are.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SyncKind {
+    /// hipStreamSynchronize: "Stream Sync".
+    Stream,
+    /// hipDeviceSynchronize: "Context Sync".
+    Device,
+    /// hipEventSynchronize: "Event Sync".
+    Event,
+    /// hipStreamWaitEvent: "Stream Wait Event".
+    StreamWaitEvent,
+}
+
+/// A synchronising HIP call, as kineto's cuda_sync span: the call's CPU
+/// times on the device lane of what it waited on.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SyncActivity {
+    pub kind: SyncKind,
+    pub thread_id: u64,
+    pub correlation: u64,
+    pub start_ns: u64,
+    pub end_ns: u64,
+    /// `None`: the device is unknown; drawn on the calling thread.
+    pub device: Option<u32>,
+    /// The stream synchronised or made to wait.
+    pub stream: Option<u64>,
+    /// The hipEvent_t synchronised or waited for.
+    pub event: Option<u64>,
+    /// The stream that recorded the event, and that record's call.
+    pub wait_on_stream: Option<u64>,
+    pub wait_on_record_correlation: Option<u64>,
+    pub external_id: Option<u64>,
+}
+
+/// A hipEventRecord, as kineto's cuda_event: a point on the recording
+/// stream's lane where the work it captures has ended.
+#[derive(Clone, Debug, PartialEq)]
+pub struct EventActivity {
+    pub event: u64,
+    pub thread_id: u64,
+    pub correlation: u64,
+    pub device: Option<u32>,
+    pub stream: Option<u64>,
+    /// The end of the last proven device work of the stream issued before
+    /// the record, or the record call's start when there is none.
+    pub ts_ns: u64,
+    pub external_id: Option<u64>,
+}
+
+/// A host function the stream (or graph) waited for, bounded by what the
+/// SDK shows: it cannot start before the stream's work before it ended, and
+/// the stream's next work cannot start before it returned.
+#[derive(Clone, Debug, PartialEq)]
+pub struct HostFnActivity {
+    pub device: u32,
+    pub stream: u64,
+    pub correlation: u64,
+    pub function: u64,
+    pub start_ns: u64,
+    pub end_ns: u64,
+    pub graph: Option<GraphNode>,
+    pub branch: Option<u64>,
+    pub external_id: Option<u64>,
+}
+
+/// A roctx mark or range on its CPU thread (kineto's user_annotation).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Annotation {
+    pub name: String,
+    pub thread_id: u64,
+    pub start_ns: u64,
+    pub end_ns: u64,
+    /// Unique in the window: the gpu_user_annotation spans of the range
+    /// carry it.
+    pub id: u64,
+    /// roctxRangeStartA/Stop (process-wide) rather than push/pop or a mark.
+    pub process_wide: bool,
+}
+
+/// The device work a roctx range enclosed on one lane (kineto's
+/// gpu_user_annotation).
+#[derive(Clone, Debug, PartialEq)]
+pub struct GpuAnnotation {
+    pub name: String,
+    /// `Annotation::id` of the range.
+    pub id: u64,
+    pub device: u32,
+    pub stream: u64,
+    pub branch: Option<u64>,
+    pub start_ns: u64,
+    pub end_ns: u64,
+}
+
+/// A GPU event a dependency arrow ends at.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GpuRef {
+    /// Index into `kernels`.
+    Kernel(usize),
+    /// Index into `copies`.
+    Copy(usize),
+    /// Index into `host_functions`.
+    HostFn(usize),
+}
+
+/// A graph dependency between two nodes of one replay, both shown.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Dependency {
+    pub from: GpuRef,
+    pub to: GpuRef,
+}
+
+/// The backend's own cost (kineto's overhead events).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Overhead {
+    pub name: &'static str,
+    pub start_ns: u64,
+    pub end_ns: u64,
+    /// Records processed, or dropped.
+    pub count: u64,
 }
 
 /// One HIP runtime call, on its CPU thread.
@@ -81,10 +221,21 @@ pub struct DeviceLane {
 /// Everything one finished trace window produced.
 #[derive(Clone, Debug, Default)]
 pub struct FinishedWindow {
+    /// Demangled kernel names.
     pub kernel_names: Vec<String>,
+    /// The raw symbols, by the same index.
+    pub kernel_symbols: Vec<String>,
     pub kernels: Vec<KernelActivity>,
     pub copies: Vec<CopyActivity>,
     pub runtime: Vec<RuntimeActivity>,
+    pub syncs: Vec<SyncActivity>,
+    pub events: Vec<EventActivity>,
+    pub host_functions: Vec<HostFnActivity>,
+    pub annotations: Vec<Annotation>,
+    pub gpu_annotations: Vec<GpuAnnotation>,
+    /// Empty unless KINETO_ROCM_GRAPH_DEPENDENCY_ARROWS is on.
+    pub dependencies: Vec<Dependency>,
+    pub overheads: Vec<Overhead>,
     pub devices: Vec<DeviceLane>,
     /// Add to an SDK timestamp to get system_clock nanoseconds (kineto's clock).
     pub system_clock_offset_ns: i64,

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <atomic>
 #include <climits>
 #include <unordered_set>
 
@@ -77,7 +78,8 @@ bool anyCollected(const std::set<ActivityType>& types) {
   return types.count(ActivityType::CONCURRENT_KERNEL) ||
       types.count(ActivityType::GPU_MEMCPY) ||
       types.count(ActivityType::GPU_MEMSET) ||
-      types.count(ActivityType::CUDA_RUNTIME);
+      types.count(ActivityType::CUDA_RUNTIME) ||
+      types.count(ActivityType::CUDA_SYNC);
 }
 
 const libkineto::TraceSpan& traceSpan() {
@@ -147,6 +149,39 @@ int32_t Lanes::queue(int32_t device, uint64_t queue) {
   return id;
 }
 
+int32_t Lanes::branch(int32_t device, uint64_t stream, uint64_t queue) {
+  auto key = std::make_tuple(device, stream, queue);
+  auto it = branchIds_.find(key);
+  if (it != branchIds_.end()) {
+    return it->second;
+  }
+  int32_t id = static_cast<int32_t>(branch_lane_base()) + branchesPerDevice_[device]++;
+  branchIds_.emplace(key, id);
+  devices_.emplace(device, std::string());
+  lanes_.emplace(std::make_pair(device, id), std::string(branch_lane_name(stream, queue)));
+  return id;
+}
+
+int32_t Lanes::syncs(int32_t device) {
+  int32_t id = static_cast<int32_t>(sync_lane_id());
+  auto key = std::make_pair(device, id);
+  if (!lanes_.count(key)) {
+    devices_.emplace(device, std::string());
+    lanes_.emplace(key, vocab::str(sync_lane_name()));
+  }
+  return id;
+}
+
+int32_t Lanes::overhead(int32_t pid) {
+  int32_t id = static_cast<int32_t>(overhead_tid());
+  auto key = std::make_pair(pid, id);
+  if (!lanes_.count(key)) {
+    cpuPids_.insert(pid);
+    lanes_.emplace(key, vocab::str(overhead_lane_name()));
+  }
+  return id;
+}
+
 int32_t Lanes::copies(int32_t device) {
   int32_t id = static_cast<int32_t>(copy_lane_id());
   auto key = std::make_pair(device, id);
@@ -162,7 +197,9 @@ std::vector<DeviceLaneInfo> Lanes::devices() const {
   // agents would add empty rows (and, next to CUPTI, rename CUDA's GPUs).
   std::set<int32_t> active;
   for (const auto& lane : lanes_) {
-    active.insert(lane.first.first);
+    if (!cpuPids_.count(lane.first.first)) {
+      active.insert(lane.first.first);
+    }
   }
   std::vector<DeviceLaneInfo> out;
   for (const auto& [dev, name] : devices_) {
@@ -220,7 +257,23 @@ std::vector<Row> buildRows(
     uint64_t* dropped) {
   const bool wantKernels = opt.mask.count(ActivityType::CONCURRENT_KERNEL) > 0;
   const bool wantCopies = opt.mask.count(ActivityType::GPU_MEMCPY) > 0;
+  const bool wantMemsets = opt.mask.count(ActivityType::GPU_MEMSET) > 0;
   const bool wantRuntime = opt.mask.count(ActivityType::CUDA_RUNTIME) > 0;
+  const bool wantSyncs = opt.mask.count(ActivityType::CUDA_SYNC) > 0;
+  const bool wantEvents = wantSyncs || opt.mask.count(ActivityType::CUDA_EVENT) > 0;
+  const bool wantUser = opt.mask.count(ActivityType::USER_ANNOTATION) > 0;
+  const bool wantGpuUser = opt.mask.count(ActivityType::GPU_USER_ANNOTATION) > 0;
+  const bool wantOverhead = opt.mask.count(ActivityType::OVERHEAD) > 0;
+  auto wantKernelRow = [&](const KernelActivity& k) {
+    switch (k.blit) {
+      case BlitKind::Memset:
+        return wantMemsets;
+      case BlitKind::Copy:
+        return wantCopies;
+      default:
+        return wantKernels;
+    }
+  };
   const int64_t offset = w.system_clock_offset_ns + opt.extraOffsetNs;
 
   for (const auto& lane : w.devices) {
@@ -238,7 +291,8 @@ std::vector<Row> buildRows(
   auto gpuFlows = [&](uint64_t correlation) {
     auto it = launches.find(correlation);
     return it != launches.end() &&
-        ((wantKernels && it->second.kernels > 0) || (wantCopies && it->second.copies > 0));
+        ((wantKernels && it->second.kernels > 0) ||
+         ((wantCopies || wantMemsets) && it->second.copies > 0));
   };
 
   std::vector<std::string> names;
@@ -246,10 +300,29 @@ std::vector<Row> buildRows(
   for (const auto& n : w.kernel_names) {
     names.emplace_back(std::string(n));
   }
+  std::vector<std::string> symbols;
+  symbols.reserve(w.kernel_symbols.size());
+  for (const auto& n : w.kernel_symbols) {
+    symbols.emplace_back(std::string(n));
+  }
   auto kernelName = [&](uint32_t index) -> const std::string& {
     static const std::string unknown("<unknown kernel>");
     return index < names.size() ? names[index] : unknown;
   };
+  auto kernelSymbol = [&](uint32_t index) -> const std::string& {
+    return index < symbols.size() ? symbols[index] : kernelName(index);
+  };
+  // Where each kernel, copy and host function went (device, lane, start,
+  // end), for dependency arrows; device -1: not written.
+  struct Placed {
+    int32_t device = -1;
+    int32_t lane = 0;
+    uint64_t start = 0;
+    uint64_t end = 0;
+  };
+  std::vector<Placed> placedKernels(w.kernels.size());
+  std::vector<Placed> placedCopies(w.copies.size());
+  std::vector<Placed> placedHostFns(w.host_functions.size());
 
   std::vector<Row> rows;
   rows.reserve(
@@ -258,74 +331,125 @@ std::vector<Row> buildRows(
   uint64_t drops = 0;
   const std::string kernelKind = vocab::str(kernel_kind());
 
-  if (wantKernels) {
-    for (const auto& k : w.kernels) {
-      int64_t start = toKinetoNs(k.start_ns, offset);
-      int64_t end = toKinetoNs(k.end_ns, offset);
-      if (outside(opt, start, end)) {
-        ++drops;
-        continue;
+  for (size_t ki = 0; ki < w.kernels.size(); ++ki) {
+    const auto& k = w.kernels[ki];
+    if (!wantKernelRow(k)) {
+      continue;
+    }
+    int64_t start = toKinetoNs(k.start_ns, offset);
+    int64_t end = toKinetoNs(k.end_ns, offset);
+    if (outside(opt, start, end)) {
+      ++drops;
+      continue;
+    }
+    const std::string& name = kernelName(k.name_index);
+    const std::string& symbol = kernelSymbol(k.name_index);
+    ActivityType type = ActivityType::CONCURRENT_KERNEL;
+    std::string eventName = name;
+    if (k.blit == BlitKind::Memset) {
+      type = ActivityType::GPU_MEMSET;
+      eventName = vocab::str(memset_name());
+    } else if (k.blit == BlitKind::Copy) {
+      type = ActivityType::GPU_MEMCPY;
+      eventName = vocab::str(copy_event_name(k.blit_direction));
+    }
+    auto act = std::make_unique<GenericTraceActivity>(traceSpan(), type, eventName);
+    act->startTime = start;
+    act->endTime = end;
+    act->id = k.has_correlation ? toI32(k.correlation) : 0;
+    act->device = toI32(k.device);
+    act->resource = !k.has_stream ? lanes.queue(act->device, k.queue)
+        : k.has_branch            ? lanes.branch(act->device, k.stream, k.queue)
+                                  : lanes.stream(act->device, k.stream);
+    act->threadId = act->resource;
+    placedKernels[ki] = Placed{act->device, act->resource, k.start_ns, k.end_ns};
+    if (k.has_correlation && runtimeCorr.count(k.correlation)) {
+      act->flow.id = flowIdFor(k.correlation);
+      act->flow.type = libkineto::kLinkAsyncCpuGpu;
+      act->flow.start = false;
+    }
+    putInt(*act, K::Device, k.device);
+    if (k.has_stream) {
+      putInt(*act, K::Stream, static_cast<int64_t>(k.stream));
+    }
+    putUint(*act, K::HsaQueue, k.queue);
+    if (k.has_correlation) {
+      putUint(*act, K::Correlation, k.correlation);
+    }
+    putUint(*act, K::DispatchId, k.dispatch_id);
+    if (k.blit == BlitKind::Memset) {
+      putStr(*act, K::Kind, vocab::str(memset_kind()));
+      putStr(*act, K::Kernel, symbol);
+      putUint(*act, K::Bytes, k.blit_bytes);
+      putUint(*act, K::Value, k.blit_value);
+      if (end > start) {
+        putFloat(*act, K::MemoryBandwidth,
+                 static_cast<double>(k.blit_bytes) / static_cast<double>(end - start));
       }
-      const std::string& name = kernelName(k.name_index);
-      auto act = std::make_unique<GenericTraceActivity>(
-          traceSpan(), ActivityType::CONCURRENT_KERNEL, name);
-      act->startTime = start;
-      act->endTime = end;
-      act->id = k.has_correlation ? toI32(k.correlation) : 0;
-      act->device = toI32(k.device);
-      act->resource = k.has_stream ? lanes.stream(act->device, k.stream)
-                                   : lanes.queue(act->device, k.queue);
-      act->threadId = act->resource;
-      if (k.has_correlation && runtimeCorr.count(k.correlation)) {
-        act->flow.id = flowIdFor(k.correlation);
-        act->flow.type = libkineto::kLinkAsyncCpuGpu;
-        act->flow.start = false;
+    } else if (k.blit == BlitKind::Copy) {
+      putStr(*act, K::Kind, vocab::str(copy_kind(k.blit_direction)));
+      putStr(*act, K::Kernel, symbol);
+      putUint(*act, K::Bytes, k.blit_bytes);
+      if (end > start) {
+        putFloat(*act, K::MemoryBandwidth,
+                 static_cast<double>(k.blit_bytes) / static_cast<double>(end - start));
       }
-      putInt(*act, K::Device, k.device);
-      if (k.has_stream) {
-        putInt(*act, K::Stream, static_cast<int64_t>(k.stream));
+      int64_t d = k.device;
+      int64_t src = -1, dst = -1;
+      if (k.blit_direction == CopyDirection::HostToDevice) {
+        dst = d;
+      } else if (k.blit_direction == CopyDirection::DeviceToHost) {
+        src = d;
+      } else if (k.blit_direction == CopyDirection::DeviceToDevice) {
+        src = d;
+        dst = d;
       }
-      putUint(*act, K::HsaQueue, k.queue);
-      if (k.has_correlation) {
-        putUint(*act, K::Correlation, k.correlation);
-      }
-      putUint(*act, K::DispatchId, k.dispatch_id);
+      putInt(*act, K::SrcDevice, src);
+      putInt(*act, K::DstDevice, dst);
+    } else {
       putStr(*act, K::Kind, kernelKind);
       putStr(*act, K::Kernel, name);
       putDim3(*act, K::Grid, k.grid_x, k.grid_y, k.grid_z);
       putDim3(*act, K::Block, k.block_x, k.block_y, k.block_z);
       putUint(*act, K::SharedMemory, k.lds_bytes);
       putUint(*act, K::ScratchMemory, k.scratch_bytes);
-      if (k.has_graph) {
-        compat::addGraphFields(*act, k.graph_id, k.graph_node_id);
+      if (symbol != name) {
+        putStr(*act, K::MangledName, symbol);
       }
-      // Hardware counters, keyed by the counter's SDK name (src/vocabulary.rs).
-      for (size_t i = 0; i < k.counter_names.size() && i < k.counter_values.size(); ++i) {
-        act->addMetadata(std::string(k.counter_names[i]), vocab::floatText(k.counter_values[i]));
-      }
-      Row row;
-      row.kind = Kind::Kernel;
-      row.hasCorrelation = k.has_correlation;
-      row.correlation = k.correlation;
-      row.hasExternal = k.has_correlation && k.has_external_id;
-      row.external = k.external_id;
-      row.hasUser = k.has_correlation && k.has_user_external_id;
-      row.user = k.user_external_id;
-      row.act = std::move(act);
-      rows.push_back(std::move(row));
     }
+    if (k.has_graph) {
+      compat::addGraphFields(*act, k.graph_id, k.graph_node_id);
+    }
+    // Hardware counters, keyed by the counter's SDK name (src/vocabulary.rs).
+    for (size_t i = 0; i < k.counter_names.size() && i < k.counter_values.size(); ++i) {
+      act->addMetadata(std::string(k.counter_names[i]), vocab::floatText(k.counter_values[i]));
+    }
+    Row row;
+    row.kind = k.blit == BlitKind::None ? Kind::Kernel : Kind::Copy;
+    row.hasCorrelation = k.has_correlation;
+    row.correlation = k.correlation;
+    row.hasExternal = k.has_correlation && k.has_external_id;
+    row.external = k.external_id;
+    row.hasUser = k.has_correlation && k.has_user_external_id;
+    row.user = k.user_external_id;
+    row.act = std::move(act);
+    rows.push_back(std::move(row));
   }
 
   if (wantCopies) {
-    for (const auto& c : w.copies) {
+    for (size_t ci = 0; ci < w.copies.size(); ++ci) {
+      const auto& c = w.copies[ci];
       int64_t start = toKinetoNs(c.start_ns, offset);
       int64_t end = toKinetoNs(c.end_ns, offset);
       if (outside(opt, start, end)) {
         ++drops;
         continue;
       }
+      const bool peer = c.src_device >= 0 && c.dst_device >= 0 && c.src_device != c.dst_device;
       auto act = std::make_unique<GenericTraceActivity>(
-          traceSpan(), ActivityType::GPU_MEMCPY, vocab::str(copy_event_name(c.direction)));
+          traceSpan(),
+          ActivityType::GPU_MEMCPY,
+          peer ? vocab::str(peer_copy_name()) : vocab::str(copy_event_name(c.direction)));
       act->startTime = start;
       act->endTime = end;
       act->id = c.has_correlation ? toI32(c.correlation) : 0;
@@ -333,6 +457,7 @@ std::vector<Row> buildRows(
       act->resource = c.has_stream ? lanes.stream(act->device, c.stream)
                                    : lanes.copies(act->device);
       act->threadId = act->resource;
+      placedCopies[ci] = Placed{act->device, act->resource, c.start_ns, c.end_ns};
       if (c.has_correlation && runtimeCorr.count(c.correlation)) {
         act->flow.id = flowIdFor(c.correlation);
         act->flow.type = libkineto::kLinkAsyncCpuGpu;
@@ -347,7 +472,7 @@ std::vector<Row> buildRows(
       if (c.has_correlation) {
         putUint(*act, K::Correlation, c.correlation);
       }
-      putStr(*act, K::Kind, vocab::str(copy_kind(c.direction)));
+      putStr(*act, K::Kind, peer ? vocab::str(peer_copy_kind()) : vocab::str(copy_kind(c.direction)));
       putUint(*act, K::Bytes, c.bytes);
       if (end > start) {
         // bytes per ns == GB/s
@@ -411,6 +536,193 @@ std::vector<Row> buildRows(
       row.external = r.external_id;
       row.act = std::move(act);
       rows.push_back(std::move(row));
+    }
+  }
+
+  const int32_t pid = libkineto::processId();
+  // Activities of the CPU process, on a thread's lane.
+  auto cpuActivity = [&](ActivityType type, const std::string& name, uint64_t startNs,
+                         uint64_t endNs, int32_t tid) {
+    auto act = std::make_unique<GenericTraceActivity>(traceSpan(), type, name);
+    act->startTime = toKinetoNs(startNs, offset);
+    act->endTime = toKinetoNs(endNs, offset);
+    act->id = 0; // kineto writes a nonzero id as "External id"
+    act->device = pid;
+    act->resource = tid;
+    act->threadId = tid;
+    return act;
+  };
+  auto pushOther = [&](std::unique_ptr<GenericTraceActivity> act, bool hasExternal,
+                       uint64_t external) {
+    if (outside(opt, act->startTime, act->endTime)) {
+      ++drops;
+      return;
+    }
+    Row row;
+    row.kind = Kind::Other;
+    row.hasCorrelation = false;
+    row.hasExternal = hasExternal;
+    row.external = external;
+    row.act = std::move(act);
+    rows.push_back(std::move(row));
+  };
+
+  if (wantSyncs) {
+    for (const auto& sy : w.syncs) {
+      const std::string name = vocab::str(sync_name(sy.kind));
+      std::unique_ptr<GenericTraceActivity> act;
+      if (sy.has_device) {
+        act = std::make_unique<GenericTraceActivity>(traceSpan(), ActivityType::CUDA_SYNC, name);
+        act->startTime = toKinetoNs(sy.start_ns, offset);
+        act->endTime = toKinetoNs(sy.end_ns, offset);
+        act->id = 0;
+        act->device = toI32(sy.device);
+        act->resource = sy.has_stream ? lanes.stream(act->device, sy.stream)
+                                      : lanes.syncs(act->device);
+        act->threadId = act->resource;
+      } else {
+        act = cpuActivity(ActivityType::CUDA_SYNC, name, sy.start_ns, sy.end_ns,
+                          toI32(sy.thread_id));
+      }
+      putStr(*act, K::CudaSyncKind, name);
+      putUint(*act, K::Correlation, sy.correlation);
+      if (sy.has_device) {
+        putInt(*act, K::Device, sy.device);
+      }
+      if (sy.has_stream) {
+        putInt(*act, K::Stream, static_cast<int64_t>(sy.stream));
+      }
+      if (sy.kind == SyncKind::Event || sy.kind == SyncKind::StreamWaitEvent) {
+        putInt(*act, K::WaitOnStream, sy.wait_on_stream);
+        putInt(*act, K::WaitOnEventRecordCorrelation, sy.wait_on_record_correlation);
+        putUint(*act, K::WaitOnEventId, sy.has_event ? sy.event : 0);
+      }
+      pushOther(std::move(act), sy.has_external_id, sy.external_id);
+    }
+  }
+
+  if (wantEvents) {
+    for (const auto& e : w.events) {
+      const std::string name = vocab::str(event_record_name());
+      std::unique_ptr<GenericTraceActivity> act;
+      if (e.has_lane) {
+        act = std::make_unique<GenericTraceActivity>(traceSpan(), ActivityType::CUDA_EVENT, name);
+        act->startTime = toKinetoNs(e.ts_ns, offset);
+        act->endTime = act->startTime;
+        act->id = 0;
+        act->device = toI32(e.device);
+        act->resource = lanes.stream(act->device, e.stream);
+        act->threadId = act->resource;
+      } else {
+        act = cpuActivity(ActivityType::CUDA_EVENT, name, e.ts_ns, e.ts_ns, toI32(e.thread_id));
+      }
+      putUint(*act, K::EventId, e.event);
+      putUint(*act, K::Correlation, e.correlation);
+      if (e.has_lane) {
+        putInt(*act, K::Device, e.device);
+        putInt(*act, K::Stream, static_cast<int64_t>(e.stream));
+      }
+      putStr(*act, K::Timing, vocab::str(timing_event()));
+      pushOther(std::move(act), e.has_external_id, e.external_id);
+    }
+  }
+
+  for (size_t hi = 0; hi < w.host_functions.size(); ++hi) {
+    const auto& h = w.host_functions[hi];
+    const std::string name = vocab::str(host_fn_name());
+    auto act = std::make_unique<GenericTraceActivity>(traceSpan(), ActivityType::CUDA_SYNC, name);
+    act->startTime = toKinetoNs(h.start_ns, offset);
+    act->endTime = toKinetoNs(h.end_ns, offset);
+    act->id = 0;
+    act->device = toI32(h.device);
+    act->resource = h.has_branch ? lanes.branch(act->device, h.stream, h.branch_queue)
+                                 : lanes.stream(act->device, h.stream);
+    act->threadId = act->resource;
+    placedHostFns[hi] = Placed{act->device, act->resource, h.start_ns, h.end_ns};
+    if (!wantSyncs) {
+      continue;
+    }
+    putStr(*act, K::CudaSyncKind, name);
+    putInt(*act, K::Device, h.device);
+    putInt(*act, K::Stream, static_cast<int64_t>(h.stream));
+    putUint(*act, K::Correlation, h.correlation);
+    putUint(*act, K::HostFunction, h.function);
+    putStr(*act, K::Timing, vocab::str(timing_bounds()));
+    if (h.has_graph) {
+      compat::addGraphFields(*act, h.graph_id, h.graph_node_id);
+    }
+    pushOther(std::move(act), h.has_external_id, h.external_id);
+  }
+
+  if (wantUser) {
+    for (const auto& a : w.annotations) {
+      pushOther(
+          cpuActivity(ActivityType::USER_ANNOTATION, std::string(a.name), a.start_ns, a.end_ns,
+                      toI32(a.thread_id)),
+          false, 0);
+    }
+  }
+
+  if (wantGpuUser) {
+    for (const auto& g : w.gpu_annotations) {
+      auto act = std::make_unique<GenericTraceActivity>(
+          traceSpan(), ActivityType::GPU_USER_ANNOTATION, std::string(g.name));
+      act->startTime = toKinetoNs(g.start_ns, offset);
+      act->endTime = toKinetoNs(g.end_ns, offset);
+      act->id = 0;
+      act->device = toI32(g.device);
+      act->resource = g.has_branch ? lanes.branch(act->device, g.stream, g.branch_queue)
+                                   : lanes.stream(act->device, g.stream);
+      act->threadId = act->resource;
+      pushOther(std::move(act), false, 0);
+    }
+  }
+
+  // Dependency arrows: a zero-length carrier at each end (a kineto
+  // activity carries one flow), linked by a fwdbwd flow.
+  if (wantKernels) {
+    auto placed = [&](GpuList list, uint64_t index) -> const Placed* {
+      const std::vector<Placed>* v = list == GpuList::Kernel ? &placedKernels
+          : list == GpuList::Copy                           ? &placedCopies
+                                                             : &placedHostFns;
+      if (index >= v->size() || (*v)[index].device < 0) {
+        return nullptr;
+      }
+      return &(*v)[index];
+    };
+    static std::atomic<uint32_t> nextFlow{0x20000000u};
+    for (const auto& d : w.dependencies) {
+      const Placed* from = placed(d.from_list, d.from_index);
+      const Placed* to = placed(d.to_list, d.to_index);
+      if (!from || !to) {
+        continue;
+      }
+      uint32_t id = nextFlow.fetch_add(1);
+      for (int end = 0; end < 2; ++end) {
+        const Placed& p = end == 0 ? *from : *to;
+        uint64_t ts = dependency_carrier_ns(p.start, p.end, end == 0);
+        auto act = std::make_unique<GenericTraceActivity>(
+            traceSpan(), ActivityType::GPU_USER_ANNOTATION, vocab::str(dependency_name()));
+        act->startTime = toKinetoNs(ts, offset);
+        act->endTime = act->startTime;
+        act->id = 0;
+        act->device = p.device;
+        act->resource = p.lane;
+        act->threadId = p.lane;
+        act->flow.id = id;
+        act->flow.type = libkineto::kLinkFwdBwd;
+        act->flow.start = end == 0;
+        pushOther(std::move(act), false, 0);
+      }
+    }
+  }
+
+  if (wantOverhead) {
+    for (const auto& o : w.overheads) {
+      auto act = cpuActivity(ActivityType::OVERHEAD, vocab::str(o.name), o.start_ns, o.end_ns,
+                             lanes.overhead(pid));
+      putUint(*act, K::OverheadCount, o.count);
+      pushOther(std::move(act), false, 0);
     }
   }
 

@@ -29,7 +29,10 @@ struct StreamLaneInfo;
 
 namespace kineto_rocm::convert {
 
-enum class Kind { Kernel, Copy, Runtime };
+// Kernel, Copy (memsets and blit copies included) and Runtime rows link to
+// CPU ops; Other rows (syncs, events, host functions, annotations,
+// dependency carriers, overhead) carry what they need themselves.
+enum class Kind { Kernel, Copy, Runtime, Other };
 
 struct Options {
   std::set<libkineto::ActivityType> mask;
@@ -64,6 +67,12 @@ class Lanes {
   int32_t stream(int32_t device, uint64_t stream);
   int32_t queue(int32_t device, uint64_t queue);
   int32_t copies(int32_t device);
+  // A graph replay's branch lane of `stream` for HSA queue `queue`.
+  int32_t branch(int32_t device, uint64_t stream, uint64_t queue);
+  // A device's lane for syncs that wait on the whole device.
+  int32_t syncs(int32_t device);
+  // The backend's overhead lane in the CPU process `pid`.
+  int32_t overhead(int32_t pid);
   std::vector<DeviceLaneInfo> devices() const;
   std::vector<StreamLaneInfo> lanes() const;
 
@@ -72,6 +81,10 @@ class Lanes {
   std::map<std::pair<int32_t, int32_t>, std::string> lanes_;
   std::map<std::pair<int32_t, uint64_t>, int32_t> queueIds_;
   std::map<int32_t, int32_t> queuesPerDevice_;
+  std::map<std::tuple<int32_t, uint64_t, uint64_t>, int32_t> branchIds_;
+  std::map<int32_t, int32_t> branchesPerDevice_;
+  // CPU-side lanes (named, but not GPU processes).
+  std::set<int32_t> cpuPids_;
 };
 
 // kineto's GPU user-annotation spans: one per (device, stream, annotation),

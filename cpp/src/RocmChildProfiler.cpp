@@ -245,7 +245,11 @@ RocmChildProfiler::RocmChildProfiler()
           ActivityType::GPU_MEMCPY,
           ActivityType::GPU_MEMSET,
           ActivityType::CUDA_RUNTIME,
-          ActivityType::GPU_USER_ANNOTATION} {}
+          ActivityType::GPU_USER_ANNOTATION,
+          ActivityType::USER_ANNOTATION,
+          ActivityType::CUDA_SYNC,
+          ActivityType::CUDA_EVENT,
+          ActivityType::OVERHEAD} {}
 
 const std::string& RocmChildProfiler::name() const {
   return name_;

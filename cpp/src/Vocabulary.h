@@ -17,7 +17,7 @@
 
 namespace kineto_rocm::vocab {
 
-inline constexpr size_t kKeyCount = static_cast<size_t>(MetadataKey::GraphNodeId) + 1;
+inline constexpr size_t kKeyCount = static_cast<size_t>(MetadataKey::OverheadCount) + 1;
 
 // Keys as std::string, built once (kineto's addMetadata takes std::string).
 inline const std::array<std::string, kKeyCount>& keyNames() {
@@ -92,6 +92,11 @@ inline std::unordered_map<uint64_t, Launch> launchesOf(const WindowActivities& w
       continue;
     }
     Launch& l = out[k.correlation];
+    // A blit shown as a memset or copy is not a kernel launch.
+    if (k.blit != BlitKind::None) {
+      ++l.copies;
+      continue;
+    }
     if (l.kernels++ == 0) {
       l.firstKernel = i;
     }

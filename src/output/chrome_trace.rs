@@ -36,61 +36,86 @@ pub enum FlowEnd {
 }
 
 /// Streams events into `{"traceEvents": [...], ...}`.
+///
+/// Events are formatted into a scratch buffer with integer formatting
+/// (`itoa`) and plain byte copies, then handed to `out` whole: a trace is
+/// millions of events, and `write!` through `fmt` costs several times more
+/// per field.
 pub struct ChromeTraceWriter<W: Write> {
     out: W,
     first: bool,
+    event: Vec<u8>,
 }
 
 impl<W: Write> ChromeTraceWriter<W> {
     pub fn begin(mut out: W) -> io::Result<Self> {
         out.write_all(b"{\n  \"schemaVersion\": 1,\n  \"traceEvents\": [\n")?;
-        Ok(ChromeTraceWriter { out, first: true })
+        Ok(ChromeTraceWriter {
+            out,
+            first: true,
+            event: Vec::with_capacity(1024),
+        })
     }
 
-    fn separator(&mut self) -> io::Result<()> {
+    /// Starts the next event in the scratch buffer.
+    fn start_event(&mut self) {
+        self.event.clear();
         if self.first {
             self.first = false;
-            Ok(())
         } else {
-            self.out.write_all(b",\n")
+            self.event.extend_from_slice(b",\n");
         }
+    }
+
+    fn end_event(&mut self) -> io::Result<()> {
+        self.out.write_all(&self.event)
     }
 
     pub fn complete(&mut self, event: &CompleteEvent) -> io::Result<()> {
-        self.separator()?;
-        write!(self.out, "  {{\"ph\": \"X\", \"cat\": ")?;
-        write_json_string(&mut self.out, event.category)?;
-        write!(self.out, ", \"name\": ")?;
-        write_json_string(&mut self.out, event.name)?;
-        write!(
-            self.out,
-            ", \"pid\": {}, \"tid\": {}, \"ts\": {}, \"dur\": {}",
-            event.pid,
-            event.tid,
-            Micros(event.start_ns),
-            Micros(event.end_ns.saturating_sub(event.start_ns))
-        )?;
+        self.start_event();
+        let e = &mut self.event;
+        e.extend_from_slice(b"  {\"ph\": \"X\", \"cat\": ");
+        push_json_string(e, event.category);
+        e.extend_from_slice(b", \"name\": ");
+        push_json_string(e, event.name);
+        e.extend_from_slice(b", \"pid\": ");
+        push_int(e, event.pid);
+        e.extend_from_slice(b", \"tid\": ");
+        push_int(e, event.tid);
+        e.extend_from_slice(b", \"ts\": ");
+        push_micros(e, event.start_ns);
+        e.extend_from_slice(b", \"dur\": ");
+        push_micros(e, event.end_ns.saturating_sub(event.start_ns));
         if !event.args.is_empty() {
-            write!(self.out, ", \"args\": {{")?;
+            e.extend_from_slice(b", \"args\": {");
             for (i, (key, value)) in event.args.iter().enumerate() {
                 if i > 0 {
-                    self.out.write_all(b", ")?;
+                    e.extend_from_slice(b", ");
                 }
-                write_json_string(&mut self.out, key)?;
-                self.out.write_all(b": ")?;
+                push_json_string(e, key);
+                e.extend_from_slice(b": ");
                 match value {
-                    Arg::Int(v) => write!(self.out, "{v}")?,
-                    Arg::Signed(v) => write!(self.out, "{v}")?,
+                    Arg::Int(v) => push_int(e, *v),
+                    Arg::Signed(v) => push_int(e, *v),
                     // Always with a fraction or exponent, so readers see a float.
-                    Arg::Float(v) if v.is_finite() => write!(self.out, "{v:?}")?,
-                    Arg::Float(_) => self.out.write_all(b"null")?,
-                    Arg::Str(s) => write_json_string(&mut self.out, s)?,
-                    Arg::Dim3([x, y, z]) => write!(self.out, "[{x}, {y}, {z}]")?,
+                    Arg::Float(v) if v.is_finite() => write!(e, "{v:?}")?,
+                    Arg::Float(_) => e.extend_from_slice(b"null"),
+                    Arg::Str(s) => push_json_string(e, s),
+                    Arg::Dim3([x, y, z]) => {
+                        e.push(b'[');
+                        push_int(e, *x);
+                        e.extend_from_slice(b", ");
+                        push_int(e, *y);
+                        e.extend_from_slice(b", ");
+                        push_int(e, *z);
+                        e.push(b']');
+                    }
                 }
             }
-            self.out.write_all(b"}")?;
+            e.push(b'}');
         }
-        self.out.write_all(b"}")
+        e.push(b'}');
+        self.end_event()
     }
 
     /// A kineto "ac2g" flow arrow end, linking a runtime call to its kernel.
@@ -102,27 +127,55 @@ impl<W: Write> ChromeTraceWriter<W> {
         tid: u64,
         ts_ns: u64,
     ) -> io::Result<()> {
-        self.separator()?;
-        let (ph, binding) = match end {
-            FlowEnd::Start => ("s", ""),
-            FlowEnd::Finish => ("f", ", \"bp\": \"e\""),
-        };
-        write!(
-            self.out,
-            "  {{\"ph\": \"{ph}\", \"id\": {id}, \"pid\": {pid}, \"tid\": {tid}, \"ts\": {}, \"cat\": \"ac2g\", \"name\": \"ac2g\"{binding}}}",
-            Micros(ts_ns)
-        )
+        self.flow_of("ac2g", end, id, pid, tid, ts_ns)
+    }
+
+    /// A flow arrow end of category `category` ("ac2g", or a graph
+    /// dependency), named after its category as kineto names them.
+    pub fn flow_of(
+        &mut self,
+        category: &str,
+        end: FlowEnd,
+        id: u64,
+        pid: u64,
+        tid: u64,
+        ts_ns: u64,
+    ) -> io::Result<()> {
+        self.start_event();
+        let e = &mut self.event;
+        e.extend_from_slice(match end {
+            FlowEnd::Start => b"  {\"ph\": \"s\", \"id\": ",
+            FlowEnd::Finish => b"  {\"ph\": \"f\", \"id\": ",
+        });
+        push_int(e, id);
+        e.extend_from_slice(b", \"pid\": ");
+        push_int(e, pid);
+        e.extend_from_slice(b", \"tid\": ");
+        push_int(e, tid);
+        e.extend_from_slice(b", \"ts\": ");
+        push_micros(e, ts_ns);
+        e.extend_from_slice(b", \"cat\": ");
+        push_json_string(e, category);
+        e.extend_from_slice(b", \"name\": ");
+        push_json_string(e, category);
+        if end == FlowEnd::Finish {
+            e.extend_from_slice(b", \"bp\": \"e\"");
+        }
+        e.push(b'}');
+        self.end_event()
     }
 
     /// A metadata event naming a process (device) or thread (stream) lane.
     pub fn lane_name(&mut self, pid: u64, tid: Option<u64>, name: &str) -> io::Result<()> {
-        self.separator()?;
+        self.start_event();
+        let e = &mut self.event;
         match tid {
-            None => write!(self.out, "  {{\"ph\": \"M\", \"name\": \"process_name\", \"pid\": {pid}, \"tid\": 0, \"args\": {{\"name\": ")?,
-            Some(tid) => write!(self.out, "  {{\"ph\": \"M\", \"name\": \"thread_name\", \"pid\": {pid}, \"tid\": {tid}, \"args\": {{\"name\": ")?,
+            None => write!(e, "  {{\"ph\": \"M\", \"name\": \"process_name\", \"pid\": {pid}, \"tid\": 0, \"args\": {{\"name\": ")?,
+            Some(tid) => write!(e, "  {{\"ph\": \"M\", \"name\": \"thread_name\", \"pid\": {pid}, \"tid\": {tid}, \"args\": {{\"name\": ")?,
         }
-        write_json_string(&mut self.out, name)?;
-        self.out.write_all(b"}}")
+        push_json_string(e, name);
+        e.extend_from_slice(b"}}");
+        self.end_event()
     }
 
     /// Closes the event list and appends top-level metadata, already JSON.
@@ -139,12 +192,35 @@ impl<W: Write> ChromeTraceWriter<W> {
     }
 }
 
-/// Nanoseconds shown as microseconds with three decimals, as kineto does.
-struct Micros(u64);
+fn push_int(out: &mut Vec<u8>, v: impl itoa::Integer) {
+    out.extend_from_slice(itoa::Buffer::new().format(v).as_bytes());
+}
 
-impl std::fmt::Display for Micros {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}.{:03}", self.0 / 1000, self.0 % 1000)
+/// Nanoseconds shown as microseconds with three decimals, as kineto does.
+fn push_micros(out: &mut Vec<u8>, ns: u64) {
+    push_int(out, ns / 1000);
+    let frac = (ns % 1000) as u16;
+    out.extend_from_slice(&[
+        b'.',
+        b'0' + (frac / 100) as u8,
+        b'0' + (frac / 10 % 10) as u8,
+        b'0' + (frac % 10) as u8,
+    ]);
+}
+
+/// `s` as a JSON string. Names are almost always plain: copied whole unless
+/// a byte may need escaping (a quote, a backslash, a control character:
+/// below 0x20, DEL, or the lead byte of U+0080..U+009F).
+fn push_json_string(out: &mut Vec<u8>, s: &str) {
+    if s.bytes()
+        .any(|b| b < 0x20 || b == b'"' || b == b'\\' || b == 0x7f || b == 0xc2)
+    {
+        // Writing into a Vec cannot fail.
+        let _ = write_json_string(out, s);
+    } else {
+        out.push(b'"');
+        out.extend_from_slice(s.as_bytes());
+        out.push(b'"');
     }
 }
 

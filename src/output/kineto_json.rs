@@ -1,58 +1,124 @@
-//! Finished windows as kineto's chrome trace: GPU kernels and copies on
-//! device lanes (pid = device, tid = stream), HIP runtime calls on their CPU
-//! threads, ac2g flow arrows from each call to the work it launched, and the
-//! attribution and completeness summary as trace metadata.
+//! Finished windows as kineto's chrome trace: GPU kernels, memsets and
+//! copies on device lanes (pid = device, tid = stream, or a graph branch
+//! lane of the launching stream), sync spans, event records and host
+//! functions on the lanes of what they wait on, HIP runtime calls, roctx
+//! ranges and the backend's overhead on the CPU process, ac2g flow arrows
+//! from each call to the work it launched, graph dependency arrows when
+//! asked for, and the attribution and completeness summary as trace
+//! metadata.
 //!
 //! Keys, value types and fixed strings come from src/vocabulary.rs, which
 //! the C++ face reads through the bridge: both writers put the same args on
 //! the same events (tests/ctest compares them event by event).
 use super::chrome_trace::{Arg, ChromeTraceWriter, CompleteEvent, FlowEnd};
+use super::sink::TraceSink;
 use crate::vocabulary::{self as vocab, name, MetadataKey as K};
-use crate::window::FinishedWindow;
+use crate::window::{
+    Blit, CopyActivity, FinishedWindow, GpuRef, GraphNode, KernelActivity, SyncKind,
+};
+use activity_store::CopyDirection;
 use std::collections::{HashMap, HashSet};
 use std::io::{self, Write};
 
 /// CPU threads are drawn in one process lane, after the devices.
 const HOST_PID: u64 = 1_000_000;
 
-/// A (pid, tid) row on a device: a stream, a stream-less kernel's HSA
-/// queue, or the device's stream-less copies.
+/// Dependency arrows take flow ids from here up (clear of ac2g's).
+const DEPENDENCY_FLOW_BASE: u64 = 0x2000_0000;
+
+/// A (pid, tid) row: a stream, a graph branch of a stream, a stream-less
+/// kernel's HSA queue, a device's stream-less copies or device-wide syncs,
+/// or a CPU thread.
+#[derive(Clone)]
 struct Lane {
+    pid: u64,
     tid: u64,
     name: String,
 }
 
-impl Lane {
-    fn stream(stream: u64) -> Lane {
+/// Lane ids and names, stable across the windows of one trace.
+#[derive(Default)]
+struct Lanes {
+    /// (device, queue) -> tid.
+    queues: HashMap<(u64, u64), u64>,
+    /// (device, stream, queue) -> tid.
+    branches: HashMap<(u64, u64, u64), u64>,
+}
+
+impl Lanes {
+    fn stream(device: u64, stream: u64) -> Lane {
         Lane {
+            pid: device,
             tid: stream,
             name: vocab::stream_lane_name(stream),
         }
     }
 
-    fn copies() -> Lane {
-        Lane {
-            tid: vocab::COPY_LANE_ID.into(),
-            name: vocab::COPY_LANE_NAME.to_string(),
-        }
-    }
-}
-
-/// Queue lanes get dense ids per device, in order of first use, above the
-/// stream ids (kineto's lane ids are 32-bit).
-#[derive(Default)]
-struct QueueLanes(HashMap<(u64, u64), u64>);
-
-impl QueueLanes {
-    fn lane(&mut self, device: u64, queue: u64) -> Lane {
-        let next = self.0.keys().filter(|(d, _)| *d == device).count() as u64;
+    fn queue(&mut self, device: u64, queue: u64) -> Lane {
+        let next = self.queues.keys().filter(|(d, _)| *d == device).count() as u64;
         let tid = *self
-            .0
+            .queues
             .entry((device, queue))
             .or_insert(u64::from(vocab::QUEUE_LANE_BASE) + next);
         Lane {
+            pid: device,
             tid,
             name: vocab::queue_lane_name(queue),
+        }
+    }
+
+    fn branch(&mut self, device: u64, stream: u64, queue: u64) -> Lane {
+        let next = self.branches.keys().filter(|(d, ..)| *d == device).count() as u64;
+        let tid = *self
+            .branches
+            .entry((device, stream, queue))
+            .or_insert(u64::from(vocab::BRANCH_LANE_BASE) + next);
+        Lane {
+            pid: device,
+            tid,
+            name: vocab::branch_lane_name(stream, queue),
+        }
+    }
+
+    fn kernel(&mut self, k: &KernelActivity) -> Lane {
+        let device = u64::from(k.device);
+        match (k.stream, k.branch) {
+            (Some(s), Some(q)) => self.branch(device, s, q),
+            (Some(s), None) => Lanes::stream(device, s),
+            (None, _) => self.queue(device, k.queue),
+        }
+    }
+
+    fn copy(c: &CopyActivity) -> Lane {
+        let device = u64::from(c.device);
+        match c.stream {
+            Some(s) => Lanes::stream(device, s),
+            None => Lane {
+                pid: device,
+                tid: vocab::COPY_LANE_ID.into(),
+                name: vocab::COPY_LANE_NAME.to_string(),
+            },
+        }
+    }
+
+    fn on_device(&mut self, device: u32, stream: Option<u64>, branch: Option<u64>) -> Lane {
+        let device = u64::from(device);
+        match (stream, branch) {
+            (Some(s), Some(q)) => self.branch(device, s, q),
+            (Some(s), None) => Lanes::stream(device, s),
+            (None, _) => Lane {
+                pid: device,
+                tid: vocab::SYNC_LANE_ID.into(),
+                name: vocab::SYNC_LANE_NAME.to_string(),
+            },
+        }
+    }
+
+    fn thread(thread_id: u64) -> Lane {
+        Lane {
+            pid: HOST_PID,
+            tid: thread_id,
+            name: String::new(),
         }
     }
 }
@@ -67,12 +133,17 @@ struct Launched {
 }
 
 /// Launches by correlation id: flow arrows and the kernel-launch args of
-/// runtime calls. Work whose launching call is unknown is left out.
+/// runtime calls. Work whose launching call is unknown is left out; a blit
+/// kernel shown as a memset or copy is not a kernel launch.
 fn launches_of(window: &FinishedWindow) -> HashMap<u64, Launched> {
     let mut out: HashMap<u64, Launched> = HashMap::new();
     for (index, kernel) in window.kernels.iter().enumerate() {
         if let Some(correlation) = kernel.correlation {
             let entry = out.entry(correlation).or_default();
+            if kernel.blit.is_some() {
+                entry.copies += 1;
+                continue;
+            }
             if entry.kernels == 0 {
                 entry.first_kernel = index;
             }
@@ -85,13 +156,50 @@ fn launches_of(window: &FinishedWindow) -> HashMap<u64, Launched> {
     out
 }
 
-/// Writes `windows` and returns the number of kernel events written.
+fn graph_args<'a>(args: &mut Vec<(&'a str, Arg<'a>)>, graph: Option<GraphNode>) {
+    if let Some(graph) = graph {
+        args.push((name(K::GraphId), Arg::Int(graph.graph_id)));
+        args.push((name(K::GraphNodeId), Arg::Int(graph.graph_node_id)));
+    }
+}
+
+/// A copy's source and destination devices; -1 is the host.
+fn copy_ends(direction: CopyDirection, device: u32) -> (i64, i64) {
+    let d = i64::from(device);
+    match direction {
+        CopyDirection::HostToHost => (-1, -1),
+        CopyDirection::HostToDevice => (-1, d),
+        CopyDirection::DeviceToHost => (d, -1),
+        CopyDirection::DeviceToDevice => (d, d),
+        CopyDirection::Unknown => (-1, -1),
+    }
+}
+
+/// Writes `windows` as JSON and returns the number of kernel events written.
 pub fn write_windows<W: Write>(windows: &[FinishedWindow], out: W) -> io::Result<usize> {
     let mut writer = ChromeTraceWriter::begin(out)?;
+    let emitted = emit_windows(windows, &mut writer)?;
+    writer.finish(&emitted.metadata)?;
+    Ok(emitted.kernels)
+}
+
+/// What [`emit_windows`] handed over besides the events.
+pub struct Emitted {
+    pub kernels: usize,
+    /// Top-level trace metadata: (key, JSON value).
+    pub metadata: Vec<(&'static str, String)>,
+}
+
+/// Hands every event of `windows` to `writer`, in the JSON trace's order.
+pub fn emit_windows<S: TraceSink>(
+    windows: &[FinishedWindow],
+    writer: &mut S,
+) -> io::Result<Emitted> {
     let mut kernels_written = 0;
     let mut lanes_named: HashSet<(u64, Option<u64>)> = HashSet::new();
-    let mut queue_lanes = QueueLanes::default();
+    let mut lanes = Lanes::default();
     let mut summary_lines: Vec<String> = Vec::new();
+    let mut next_dependency = DEPENDENCY_FLOW_BASE;
     for (index, window) in windows.iter().enumerate() {
         for lane in &window.devices {
             if lanes_named.insert((lane.device as u64, None)) {
@@ -105,10 +213,23 @@ pub fn write_windows<W: Write>(windows: &[FinishedWindow], out: W) -> io::Result
         if lanes_named.insert((HOST_PID, None)) {
             writer.lane_name(HOST_PID, None, "CPU (HIP runtime)")?;
         }
+        let mut name_lane = |writer: &mut S, lane: &Lane| -> io::Result<()> {
+            if !lane.name.is_empty() && lanes_named.insert((lane.pid, Some(lane.tid))) {
+                writer.lane_name(lane.pid, Some(lane.tid), &lane.name)?;
+            }
+            Ok(())
+        };
         let launched = launches_of(window);
         let kernel_name = |index: u32| {
             window
                 .kernel_names
+                .get(index as usize)
+                .map(String::as_str)
+                .unwrap_or("kernel")
+        };
+        let kernel_symbol = |index: u32| {
+            window
+                .kernel_symbols
                 .get(index as usize)
                 .map(String::as_str)
                 .unwrap_or("kernel")
@@ -153,16 +274,13 @@ pub fn write_windows<W: Write>(windows: &[FinishedWindow], out: W) -> io::Result
             }
         }
         let mut flows_finished: HashSet<u64> = HashSet::new();
+        let mut kernel_lanes: Vec<Lane> = Vec::with_capacity(window.kernels.len());
         for kernel in &window.kernels {
             let device = kernel.device as u64;
-            let lane = match kernel.stream {
-                Some(stream) => Lane::stream(stream),
-                None => queue_lanes.lane(device, kernel.queue),
-            };
-            if lanes_named.insert((device, Some(lane.tid))) {
-                writer.lane_name(device, Some(lane.tid), &lane.name)?;
-            }
+            let lane = lanes.kernel(kernel);
+            name_lane(writer, &lane)?;
             let name_of_kernel = kernel_name(kernel.name_index);
+            let symbol = kernel_symbol(kernel.name_index);
             let mut args: Vec<(&str, Arg)> = vec![(name(K::Device), Arg::Int(device))];
             if let Some(stream) = kernel.stream {
                 args.push((name(K::Stream), Arg::Int(stream)));
@@ -171,31 +289,60 @@ pub fn write_windows<W: Write>(windows: &[FinishedWindow], out: W) -> io::Result
             if let Some(correlation) = kernel.correlation {
                 args.push((name(K::Correlation), Arg::Int(correlation)));
             }
-            args.extend([
-                (name(K::DispatchId), Arg::Int(kernel.dispatch_id)),
-                (name(K::Kind), Arg::Str(vocab::KERNEL_KIND)),
-                (name(K::Kernel), Arg::Str(name_of_kernel)),
-                (name(K::Grid), Arg::Dim3(kernel.grid)),
-                (name(K::Block), Arg::Dim3(kernel.block)),
-                (name(K::SharedMemory), Arg::Int(kernel.lds_bytes.into())),
-                (
-                    name(K::ScratchMemory),
-                    Arg::Int(kernel.scratch_bytes.into()),
-                ),
-            ]);
+            args.push((name(K::DispatchId), Arg::Int(kernel.dispatch_id)));
+            let (category, event_name) = match kernel.blit {
+                None => {
+                    args.extend([
+                        (name(K::Kind), Arg::Str(vocab::KERNEL_KIND)),
+                        (name(K::Kernel), Arg::Str(name_of_kernel)),
+                        (name(K::Grid), Arg::Dim3(kernel.grid)),
+                        (name(K::Block), Arg::Dim3(kernel.block)),
+                        (name(K::SharedMemory), Arg::Int(kernel.lds_bytes.into())),
+                        (
+                            name(K::ScratchMemory),
+                            Arg::Int(kernel.scratch_bytes.into()),
+                        ),
+                    ]);
+                    if symbol != name_of_kernel {
+                        args.push((name(K::MangledName), Arg::Str(symbol)));
+                    }
+                    ("kernel", name_of_kernel)
+                }
+                Some(Blit::Memset { bytes, value }) => {
+                    args.extend([
+                        (name(K::Kind), Arg::Str(vocab::MEMSET_KIND)),
+                        (name(K::Kernel), Arg::Str(symbol)),
+                        (name(K::Bytes), Arg::Int(bytes)),
+                        (name(K::Value), Arg::Int(value.into())),
+                    ]);
+                    bandwidth(&mut args, bytes, kernel.start_ns, kernel.end_ns);
+                    ("gpu_memset", vocab::MEMSET_NAME)
+                }
+                Some(Blit::Copy { bytes, direction }) => {
+                    let (src, dst) = copy_ends(direction, kernel.device);
+                    args.extend([
+                        (name(K::Kind), Arg::Str(vocab::copy_kind(direction))),
+                        (name(K::Kernel), Arg::Str(symbol)),
+                        (name(K::Bytes), Arg::Int(bytes)),
+                    ]);
+                    bandwidth(&mut args, bytes, kernel.start_ns, kernel.end_ns);
+                    args.extend([
+                        (name(K::SrcDevice), Arg::Signed(src)),
+                        (name(K::DstDevice), Arg::Signed(dst)),
+                    ]);
+                    ("gpu_memcpy", vocab::copy_event_name(direction))
+                }
+            };
             if let (Some(_), Some(external_id)) = (kernel.correlation, kernel.external_id) {
                 args.push(("External id", Arg::Int(external_id)));
             }
-            if let Some(graph) = kernel.graph {
-                args.push((name(K::GraphId), Arg::Int(graph.graph_id)));
-                args.push((name(K::GraphNodeId), Arg::Int(graph.graph_node_id)));
-            }
+            graph_args(&mut args, kernel.graph);
             for (counter, value) in &kernel.counters {
                 args.push((counter.as_str(), Arg::Float(*value)));
             }
             writer.complete(&CompleteEvent {
-                name: name_of_kernel,
-                category: "kernel",
+                name: event_name,
+                category,
                 pid: device,
                 tid: lane.tid,
                 start_ns: kernel.start_ns,
@@ -211,14 +358,17 @@ pub fn write_windows<W: Write>(windows: &[FinishedWindow], out: W) -> io::Result
                     kernel.start_ns,
                 )?;
             }
-            kernels_written += 1;
+            if kernel.blit.is_none() {
+                kernels_written += 1;
+            }
+            kernel_lanes.push(lane);
         }
         for copy in &window.copies {
             let device = copy.device as u64;
-            let lane = copy.stream.map_or_else(Lane::copies, Lane::stream);
-            if lanes_named.insert((device, Some(lane.tid))) {
-                writer.lane_name(device, Some(lane.tid), &lane.name)?;
-            }
+            let lane = Lanes::copy(copy);
+            name_lane(writer, &lane)?;
+            let peer =
+                copy.src_device >= 0 && copy.dst_device >= 0 && copy.src_device != copy.dst_device;
             let mut args: Vec<(&str, Arg)> = vec![(name(K::Device), Arg::Int(device))];
             if let Some(stream) = copy.stream {
                 args.push((name(K::Stream), Arg::Int(stream)));
@@ -228,15 +378,16 @@ pub fn write_windows<W: Write>(windows: &[FinishedWindow], out: W) -> io::Result
             if let Some(correlation) = copy.correlation {
                 args.push((name(K::Correlation), Arg::Int(correlation)));
             }
+            let kind = if peer {
+                vocab::PEER_COPY_KIND
+            } else {
+                vocab::copy_kind(copy.direction)
+            };
             args.extend([
-                (name(K::Kind), Arg::Str(vocab::copy_kind(copy.direction))),
+                (name(K::Kind), Arg::Str(kind)),
                 (name(K::Bytes), Arg::Int(copy.bytes)),
             ]);
-            if copy.end_ns > copy.start_ns {
-                // bytes per ns = GB/s
-                let gbps = copy.bytes as f64 / (copy.end_ns - copy.start_ns) as f64;
-                args.push((name(K::MemoryBandwidth), Arg::Float(gbps)));
-            }
+            bandwidth(&mut args, copy.bytes, copy.start_ns, copy.end_ns);
             args.extend([
                 (name(K::SrcDevice), Arg::Signed(copy.src_device)),
                 (name(K::DstDevice), Arg::Signed(copy.dst_device)),
@@ -244,12 +395,13 @@ pub fn write_windows<W: Write>(windows: &[FinishedWindow], out: W) -> io::Result
             if let (Some(_), Some(external_id)) = (copy.correlation, copy.external_id) {
                 args.push(("External id", Arg::Int(external_id)));
             }
-            if let Some(graph) = copy.graph {
-                args.push((name(K::GraphId), Arg::Int(graph.graph_id)));
-                args.push((name(K::GraphNodeId), Arg::Int(graph.graph_node_id)));
-            }
+            graph_args(&mut args, copy.graph);
             writer.complete(&CompleteEvent {
-                name: vocab::copy_event_name(copy.direction),
+                name: if peer {
+                    vocab::PEER_COPY_NAME
+                } else {
+                    vocab::copy_event_name(copy.direction)
+                },
                 category: "gpu_memcpy",
                 pid: device,
                 tid: lane.tid,
@@ -267,6 +419,194 @@ pub fn write_windows<W: Write>(windows: &[FinishedWindow], out: W) -> io::Result
                 )?;
             }
         }
+        for sync in &window.syncs {
+            let lane = match sync.device {
+                Some(d) => lanes.on_device(d, sync.stream, None),
+                None => Lanes::thread(sync.thread_id),
+            };
+            name_lane(writer, &lane)?;
+            let mut args: Vec<(&str, Arg)> = vec![
+                (name(K::CudaSyncKind), Arg::Str(vocab::sync_name(sync.kind))),
+                (name(K::Correlation), Arg::Int(sync.correlation)),
+            ];
+            if let Some(d) = sync.device {
+                args.push((name(K::Device), Arg::Int(d.into())));
+            }
+            if let Some(s) = sync.stream {
+                args.push((name(K::Stream), Arg::Int(s)));
+            }
+            if matches!(sync.kind, SyncKind::Event | SyncKind::StreamWaitEvent) {
+                args.extend([
+                    (
+                        name(K::WaitOnStream),
+                        Arg::Signed(sync.wait_on_stream.map_or(-1, |s| s as i64)),
+                    ),
+                    (
+                        name(K::WaitOnEventRecordCorrelation),
+                        Arg::Signed(sync.wait_on_record_correlation.map_or(-1, |c| c as i64)),
+                    ),
+                    (name(K::WaitOnEventId), Arg::Int(sync.event.unwrap_or(0))),
+                ]);
+            }
+            if let Some(external_id) = sync.external_id {
+                args.push(("External id", Arg::Int(external_id)));
+            }
+            writer.complete(&CompleteEvent {
+                name: vocab::sync_name(sync.kind),
+                category: "cuda_sync",
+                pid: lane.pid,
+                tid: lane.tid,
+                start_ns: sync.start_ns,
+                end_ns: sync.end_ns,
+                args: &args,
+            })?;
+        }
+        for event in &window.events {
+            let lane = match (event.device, event.stream) {
+                (Some(d), Some(s)) => Lanes::stream(d.into(), s),
+                _ => Lanes::thread(event.thread_id),
+            };
+            name_lane(writer, &lane)?;
+            let mut args: Vec<(&str, Arg)> = vec![
+                (name(K::EventId), Arg::Int(event.event)),
+                (name(K::Correlation), Arg::Int(event.correlation)),
+            ];
+            if let Some(d) = event.device {
+                args.push((name(K::Device), Arg::Int(d.into())));
+            }
+            if let Some(s) = event.stream {
+                args.push((name(K::Stream), Arg::Int(s)));
+            }
+            args.push((name(K::Timing), Arg::Str(vocab::TIMING_EVENT)));
+            if let Some(external_id) = event.external_id {
+                args.push(("External id", Arg::Int(external_id)));
+            }
+            writer.complete(&CompleteEvent {
+                name: vocab::EVENT_RECORD_NAME,
+                category: "cuda_event",
+                pid: lane.pid,
+                tid: lane.tid,
+                start_ns: event.ts_ns,
+                end_ns: event.ts_ns,
+                args: &args,
+            })?;
+        }
+        let mut host_lanes: Vec<Lane> = Vec::with_capacity(window.host_functions.len());
+        for host in &window.host_functions {
+            let lane = lanes.on_device(host.device, Some(host.stream), host.branch);
+            name_lane(writer, &lane)?;
+            let mut args: Vec<(&str, Arg)> = vec![
+                (name(K::CudaSyncKind), Arg::Str(vocab::HOST_FN_NAME)),
+                (name(K::Device), Arg::Int(host.device.into())),
+                (name(K::Stream), Arg::Int(host.stream)),
+                (name(K::Correlation), Arg::Int(host.correlation)),
+                (name(K::HostFunction), Arg::Int(host.function)),
+                (name(K::Timing), Arg::Str(vocab::TIMING_BOUNDS)),
+            ];
+            if let Some(external_id) = host.external_id {
+                args.push(("External id", Arg::Int(external_id)));
+            }
+            graph_args(&mut args, host.graph);
+            writer.complete(&CompleteEvent {
+                name: vocab::HOST_FN_NAME,
+                category: "cuda_sync",
+                pid: lane.pid,
+                tid: lane.tid,
+                start_ns: host.start_ns,
+                end_ns: host.end_ns,
+                args: &args,
+            })?;
+            host_lanes.push(lane);
+        }
+        for a in &window.annotations {
+            writer.complete(&CompleteEvent {
+                name: &a.name,
+                category: "user_annotation",
+                pid: HOST_PID,
+                tid: a.thread_id,
+                start_ns: a.start_ns,
+                end_ns: a.end_ns,
+                args: &[],
+            })?;
+        }
+        for g in &window.gpu_annotations {
+            let lane = lanes.on_device(g.device, Some(g.stream), g.branch);
+            name_lane(writer, &lane)?;
+            writer.complete(&CompleteEvent {
+                name: &g.name,
+                category: "gpu_user_annotation",
+                pid: lane.pid,
+                tid: lane.tid,
+                start_ns: g.start_ns,
+                end_ns: g.end_ns,
+                args: &[],
+            })?;
+        }
+        // Dependency arrows: one zero-length carrier event at each end (a
+        // kineto activity carries one flow), fwdbwd flows as kineto writes.
+        for dep in &window.dependencies {
+            let end_of = |r: GpuRef, source: bool| -> Option<(Lane, u64)> {
+                let (lane, start, end) = match r {
+                    GpuRef::Kernel(i) => (
+                        kernel_lanes.get(i)?.clone(),
+                        window.kernels[i].start_ns,
+                        window.kernels[i].end_ns,
+                    ),
+                    GpuRef::Copy(i) => {
+                        let c = window.copies.get(i)?;
+                        (Lanes::copy(c), c.start_ns, c.end_ns)
+                    }
+                    GpuRef::HostFn(i) => (
+                        host_lanes.get(i)?.clone(),
+                        window.host_functions[i].start_ns,
+                        window.host_functions[i].end_ns,
+                    ),
+                };
+                Some((lane, dependency_carrier_ns(start, end, source)))
+            };
+            let (Some((from, from_ns)), Some((to, to_ns))) =
+                (end_of(dep.from, true), end_of(dep.to, false))
+            else {
+                continue;
+            };
+            let id = next_dependency;
+            next_dependency += 1;
+            for (lane, ts, end) in [
+                (from, from_ns, FlowEnd::Start),
+                (to, to_ns, FlowEnd::Finish),
+            ] {
+                writer.complete(&CompleteEvent {
+                    name: vocab::DEPENDENCY_NAME,
+                    category: "gpu_user_annotation",
+                    pid: lane.pid,
+                    tid: lane.tid,
+                    start_ns: ts,
+                    end_ns: ts,
+                    args: &[],
+                })?;
+                writer.flow_of(vocab::DEPENDENCY_FLOW, end, id, lane.pid, lane.tid, ts)?;
+            }
+        }
+        if !window.overheads.is_empty() {
+            let lane = Lane {
+                pid: HOST_PID,
+                tid: vocab::OVERHEAD_TID.into(),
+                name: vocab::OVERHEAD_LANE_NAME.to_string(),
+            };
+            name_lane(writer, &lane)?;
+            for o in &window.overheads {
+                let args = [(name(K::OverheadCount), Arg::Int(o.count))];
+                writer.complete(&CompleteEvent {
+                    name: o.name,
+                    category: "overhead",
+                    pid: lane.pid,
+                    tid: lane.tid,
+                    start_ns: o.start_ns,
+                    end_ns: o.end_ns,
+                    args: &args,
+                })?;
+            }
+        }
         summary_lines.extend(
             window
                 .summary
@@ -275,14 +615,37 @@ pub fn write_windows<W: Write>(windows: &[FinishedWindow], out: W) -> io::Result
         );
     }
     let metadata = serde_json::to_string(&summary_lines).expect("strings serialise");
-    writer.finish(&[("kineto_rocm", metadata)])?;
-    Ok(kernels_written)
+    Ok(Emitted {
+        kernels: kernels_written,
+        metadata: vec![("kineto_rocm", metadata)],
+    })
+}
+
+/// Where a dependency arrow's carrier sits on its event: just inside its
+/// end (the arrow's source) or its start (its destination), so kineto's
+/// 2 ns widening of gpu_user_annotation spans stays inside the event.
+pub fn dependency_carrier_ns(start: u64, end: u64, source: bool) -> u64 {
+    if source {
+        end.saturating_sub(1).max(start)
+    } else {
+        (start + 1).min(end.max(start))
+    }
+}
+
+fn bandwidth<'a>(args: &mut Vec<(&'a str, Arg<'a>)>, bytes: u64, start: u64, end: u64) {
+    if end > start {
+        // bytes per ns = GB/s
+        args.push((
+            name(K::MemoryBandwidth),
+            Arg::Float(bytes as f64 / (end - start) as f64),
+        ));
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::window::{CopyActivity, CopyDirection, KernelActivity, RuntimeActivity};
+    use crate::window::{CopyDirection, RuntimeActivity};
     use serde_json::Value;
 
     fn kernel(correlation: u64, stream: Option<u64>, linked: bool) -> KernelActivity {
@@ -303,6 +666,8 @@ mod tests {
             user_external_id: None,
             graph: None,
             counters: Vec::new(),
+            blit: None,
+            branch: None,
         }
     }
 

@@ -210,9 +210,13 @@ TruthCounts truthCounts(const json& truth, size_t run) {
   for (const auto& op : truth["runs"][run]["ops"]) {
     if (op.value("kind", "") == "memcpy") {
       ++out.copies;
-    } else {
+    } else if (!op.value("blit", false)) {
       ++out.kernels;
-      out.copyBlits += op.value("blit", false) && !op["direction"].is_null();
+    } else if (!op["direction"].is_null()) {
+      ++out.copyBlits;
+      ++out.copies;
+    } else {
+      ++out.memsets;
     }
   }
   return out;
@@ -313,7 +317,10 @@ Trace traceWorkloads(const std::string& testName, const TraceOptions& opt) {
       ActivityType::CONCURRENT_KERNEL,
       ActivityType::GPU_MEMCPY,
       ActivityType::GPU_MEMSET,
-      ActivityType::CUDA_RUNTIME};
+      ActivityType::CUDA_RUNTIME,
+      ActivityType::CUDA_SYNC,
+      ActivityType::CUDA_EVENT,
+      ActivityType::OVERHEAD};
   auto& prof = libkineto::api().activityProfiler();
   prof.prepareTrace(types, "");
   prof.startTrace();

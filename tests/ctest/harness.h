@@ -33,15 +33,17 @@ std::string runWorkload(const std::string& path, const std::string& options = ""
 bool waitIdle(uint64_t timeoutNs = 10'000'000'000ull);
 json groundTruth();
 
-// What run `run` of the ground truth shows on the device: kernel records
-// (blit kernels included; `copyBlits` of them are copies) and SDMA copy
-// records. Under the default rocm submission model a copy of at most 16 KiB
-// or between device buffers runs as a blit kernel, so a workload's copies
-// split between the two.
+// What run `run` of the ground truth shows on the device, as the trace
+// shows it with attribution on (every blit kernel's call proven): kernels
+// (blit kernels excluded), copies (SDMA copies, and the `copyBlits` copies
+// run as blit kernels, all gpu_memcpy) and memsets (fill blit kernels,
+// gpu_memset). Under the default rocm submission model a copy of at most
+// 16 KiB or between device buffers runs as a blit kernel.
 struct TruthCounts {
   size_t kernels = 0;
   size_t copyBlits = 0;
   size_t copies = 0;
+  size_t memsets = 0;
 };
 TruthCounts truthCounts(const json& truth, size_t run);
 

@@ -265,7 +265,8 @@ Signatures signatures(const json& doc) {
   for (const auto& ev : doc["traceEvents"]) {
     std::string cat = ev.value("cat", "");
     if (ev.value("ph", "") != "X" ||
-        (cat != "kernel" && cat != "gpu_memcpy" && cat != "cuda_runtime")) {
+        (cat != "kernel" && cat != "gpu_memcpy" && cat != "cuda_runtime" &&
+         cat != "gpu_memset" && cat != "cuda_sync" && cat != "cuda_event")) {
       continue;
     }
     std::string sig;
@@ -285,7 +286,8 @@ Signatures signatures(const json& doc) {
 TEST(Writers, KinetoAndOurWriterPutTheSameArgsOnEveryEvent) {
   ASSERT_TRUE(kr_test::simLoaded()) << kr_test::simLoadError();
   ASSERT_TRUE(kr_test::registerChild());
-  const std::vector<std::string> workloads = {"graph-linked.json", "eager-sync.json"};
+  const std::vector<std::string> workloads = {"graph-linked.json", "eager-sync.json",
+                                             "timeline.json"};
   Trace viaKineto = traceOf("writers-kineto", workloads);
 
   // Our writer, no kineto session: CPU op ids go straight to the core.
@@ -309,8 +311,10 @@ TEST(Writers, KinetoAndOurWriterPutTheSameArgsOnEveryEvent) {
   for (const auto& [what, sigs] : a) {
     events += sigs.size();
   }
-  // 12 graph kernels + 3 eager + 9, 3 graph copies + 5, and their calls.
-  EXPECT_GE(events, 24u + 8u + 20u);
+  // 12 graph kernels + 3 eager + 9, 3 graph copies + 5, and their calls;
+  // the timeline's 16 kernels, 3 copies, 4 memsets, 4 syncs, 4 host
+  // functions, 1 event record and 32 calls.
+  EXPECT_GE(events, 24u + 8u + 20u + 64u);
   for (const auto& [what, sigs] : a) {
     auto it = b.find(what);
     ASSERT_NE(it, b.end()) << what.first << " " << what.second << " only in kineto's trace";

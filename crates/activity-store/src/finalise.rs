@@ -11,8 +11,9 @@ use crate::frames::{
     ApiCallFrame, ApiCallRow, CopyFrame, CopyRow, GraphLaunchFrame, GraphLaunchRow, KernelFrame,
     KernelRow,
 };
+use crate::kernel_rows::{KernelRows, OrderKey};
 use crate::linkage::{CorrelationLinks, Link};
-use crate::records::{GraphLaunch, HipApiCall, KernelDispatch, MemoryCopy, Timed};
+use crate::records::{GraphLaunch, HipApiCall, MemoryCopy, Timed};
 use crate::staging::Staging;
 use crate::stats::WindowStats;
 use crate::windows::WindowId;
@@ -90,28 +91,63 @@ pub(crate) struct Built {
     pub(crate) started_after_stop: u64,
 }
 
-pub(crate) fn build(mut staging: Staging, stop_ns: u64, links: &CorrelationLinks) -> Built {
-    let started_after_stop = keep_until_stop(&mut staging.kernels, stop_ns)
-        + keep_until_stop(&mut staging.copies, stop_ns)
-        + keep_until_stop(&mut staging.api_calls, stop_ns)
-        + keep_until_stop(&mut staging.graph_launches, stop_ns);
-    staging.kernels.append(&mut staging.routed_kernels);
-    staging.copies.append(&mut staging.routed_copies);
+/// The shards' rows of one kind, each shard's array after the other (in
+/// shard order), unrouted ones first: the order ties between equal keys
+/// keep.
+fn concat<R: Copy>(shards: &mut [Staging], column: impl Fn(&mut Staging) -> &mut Vec<R>) -> Vec<R> {
+    let mut all = Vec::with_capacity(shards.iter_mut().map(|s| column(s).len()).sum());
+    for shard in shards {
+        all.append(column(shard));
+    }
+    all
+}
+
+pub(crate) fn build(mut shards: Vec<Staging>, stop_ns: u64, links: &CorrelationLinks) -> Built {
+    let mut copies = concat(&mut shards, |s| &mut s.copies);
+    let mut api_calls = concat(&mut shards, |s| &mut s.api_calls);
+    let mut graph_launches = concat(&mut shards, |s| &mut s.graph_launches);
+    let mut started_after_stop = keep_until_stop(&mut copies, stop_ns)
+        + keep_until_stop(&mut api_calls, stop_ns)
+        + keep_until_stop(&mut graph_launches, stop_ns);
+    copies.append(&mut concat(&mut shards, |s| &mut s.routed_copies));
     let mut cache = LinkCache::new(links);
+    let (kernels, late) = kernel_frame(&shards, stop_ns, &mut cache);
+    started_after_stop += late;
+    drop(shards);
     Built {
-        kernels: kernel_frame(staging.kernels, &mut cache),
-        copies: copy_frame(staging.copies, &mut cache),
-        api_calls: api_call_frame(staging.api_calls, &mut cache),
-        graph_launches: graph_launch_frame(staging.graph_launches, &mut cache),
+        kernels,
+        copies: copy_frame(copies, &mut cache),
+        api_calls: api_call_frame(api_calls, &mut cache),
+        graph_launches: graph_launch_frame(graph_launches, &mut cache),
         started_after_stop,
     }
 }
 
-fn kernel_frame(records: Vec<KernelDispatch>, cache: &mut LinkCache<'_>) -> KernelFrame {
-    let mut frame = KernelFrame::with_capacity(records.len());
-    for r in in_key_order(&records, |r| {
-        (r.start_ns, r.correlation_id, r.dispatch_id, r.end_ns)
-    }) {
+/// Every shard's kernel rows, unrouted ones (those that started after the
+/// stop left out and counted) before routed ones, as one sorted frame.
+fn kernel_frame(shards: &[Staging], stop_ns: u64, cache: &mut LinkCache<'_>) -> (KernelFrame, u64) {
+    let parts: Vec<(&KernelRows, bool)> = shards
+        .iter()
+        .map(|s| (&s.kernels, true))
+        .chain(shards.iter().map(|s| (&s.routed_kernels, false)))
+        .collect();
+    let mut order: Vec<(OrderKey, u32, u32)> =
+        Vec::with_capacity(parts.iter().map(|(p, _)| p.len()).sum());
+    let mut late = 0;
+    for (part, &(rows, until_stop)) in parts.iter().enumerate() {
+        for row in 0..rows.len() {
+            let key = rows.order_key(row);
+            if until_stop && key.0 > stop_ns {
+                late += 1;
+            } else {
+                order.push((key, part as u32, row as u32));
+            }
+        }
+    }
+    order.sort_unstable();
+    let mut frame = KernelFrame::with_capacity(order.len());
+    for (_, part, row) in order {
+        let r = parts[part as usize].0.get(row as usize);
         let link = cache.get(r.correlation_id);
         frame.push_row(KernelRow {
             start_ns: r.start_ns,
@@ -135,7 +171,7 @@ fn kernel_frame(records: Vec<KernelDispatch>, cache: &mut LinkCache<'_>) -> Kern
             external_id_user: link.external_id_user,
         });
     }
-    frame
+    (frame, late)
 }
 
 fn copy_frame(records: Vec<MemoryCopy>, cache: &mut LinkCache<'_>) -> CopyFrame {

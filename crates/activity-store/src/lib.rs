@@ -31,6 +31,7 @@ mod finalise;
 mod frame_macro;
 mod frames;
 mod hash;
+mod kernel_rows;
 mod linkage;
 pub mod records;
 mod staging;

@@ -32,6 +32,7 @@ use dashmap::DashMap;
 use crate::completeness::{Completeness, Ledger};
 use crate::drops::{DropCounters, DropCounts, DropReason};
 use crate::finalise::{self, FinalisedWindow};
+use crate::hash::BuildCorrelationHasher;
 use crate::linkage::{self, CorrelationLinks, ExternalDomain};
 use crate::records::{GraphLaunch, HipApiCall, KernelDispatch, MemoryCopy};
 use crate::staging::Staged;
@@ -88,7 +89,7 @@ pub struct ActivityStore {
     ledger: Ledger,
     /// Correlation id -> the window its API call was issued in, from `issue`
     /// until `retire`: device work is staged in its launch's window.
-    routes: DashMap<u64, WindowId>,
+    routes: DashMap<u64, WindowId, BuildCorrelationHasher>,
     drops: DropCounters,
 }
 
@@ -108,7 +109,7 @@ impl ActivityStore {
             open_window: AtomicU64::new(0),
             links: CorrelationLinks::default(),
             ledger: Ledger::default(),
-            routes: DashMap::new(),
+            routes: DashMap::default(),
             drops: DropCounters::default(),
         }
     }
@@ -195,7 +196,7 @@ impl ActivityStore {
         self.routes.retain(|_, window| *window != id);
         let over_limit = window.over_limit.load(Ordering::Relaxed);
         let unplaced = window.unplaced.load(Ordering::Relaxed) as usize;
-        let built = finalise::build(window.staging.into_merged(), stop_ns, &self.links);
+        let built = finalise::build(window.staging.into_shards(), stop_ns, &self.links);
         let completeness =
             Completeness::of(outstanding, unplaced + built.started_after_stop as usize);
         self.drops

@@ -350,9 +350,21 @@ impl WindowTable {
     }
 }
 
-/// Stages a batch into the windows its records' start times name, counting
-/// what is refused. Consecutive records of one window go in as one run
-/// under one shard lock. Returns refusals per reason via `refuse`.
+/// What a record's launching call says about where it goes.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Launch {
+    /// Issued in this pending window: the record is staged there.
+    Routed(WindowId),
+    /// Issued in a finalised window: the record is late.
+    Late,
+    /// Not a launch the store routes (or a host record): placed by start.
+    ByStart,
+}
+
+/// Stages a batch into the windows its records name, counting what is
+/// refused. Consecutive records bound for one window go in as one run under
+/// one shard lock, and a run of records of one launch (one correlation id)
+/// looks its route up once. Returns refusals per reason via `refuse`.
 pub(crate) fn stage_batch<R: Staged>(
     table: &WindowTable,
     records: &[R],
@@ -360,6 +372,29 @@ pub(crate) fn stage_batch<R: Staged>(
     route: impl Fn(u64) -> Option<WindowId>,
     mut refuse: impl FnMut(DropReason, u64),
 ) {
+    let mut last: Option<(u64, Launch)> = None;
+    let mut launch = |record: &R| {
+        let Some(correlation) = record.launch_correlation() else {
+            return Launch::ByStart;
+        };
+        match last {
+            Some((c, launch)) if c == correlation => launch,
+            _ => {
+                // Device work launched inside a window belongs to it, even
+                // when the device started it after the window's stop; work
+                // of a call issued in a finalised window is late, not work
+                // of whichever window its start time falls in.
+                let launch =
+                    match route(correlation).filter(|&id| table.pending_by_id(id).is_some()) {
+                        Some(window) => Launch::Routed(window),
+                        None if table.issued_in_finalised(correlation) => Launch::Late,
+                        None => Launch::ByStart,
+                    };
+                last = Some((correlation, launch));
+                launch
+            }
+        }
+    };
     let mut index = 0;
     while index < records.len() {
         let first = &records[index];
@@ -368,45 +403,37 @@ pub(crate) fn stage_batch<R: Staged>(
             index += 1;
             continue;
         }
-        // Device work launched inside a window belongs to it, even when the
-        // device started it after the window's stop.
-        let correlation = first.launch_correlation();
-        let routed = correlation.and_then(&route);
-        if let Some(window) = routed.and_then(|id| table.pending_by_id(id)) {
-            refuse(
-                DropReason::OverLimit,
-                window.accept(std::slice::from_ref(first), max_records, true),
-            );
-            index += 1;
-            continue;
-        }
-        // Work of a call issued in a finalised window is late, not work of
-        // whichever window its start time falls in.
-        if correlation.is_some_and(|c| table.issued_in_finalised(c)) {
-            refuse(DropReason::AfterFinalise, 1);
-            index += 1;
-            continue;
-        }
-        let window = match table.place(first.start_ns()) {
-            Placement::Window(window) => window,
-            Placement::Dropped(reason) => {
-                refuse(reason, 1);
+        let how = launch(first);
+        let window = match how {
+            Launch::Routed(id) => table
+                .pending_by_id(id)
+                .expect("routes name pending windows"),
+            Launch::Late => {
+                refuse(DropReason::AfterFinalise, 1);
                 index += 1;
                 continue;
             }
+            Launch::ByStart => match table.place(first.start_ns()) {
+                Placement::Window(window) => window,
+                Placement::Dropped(reason) => {
+                    refuse(reason, 1);
+                    index += 1;
+                    continue;
+                }
+            },
         };
         let run = 1 + records[index + 1..]
             .iter()
             .take_while(|r| {
+                // A start time names one window, so `contains` is the same
+                // placement without its counting of unplaced records.
                 r.is_well_formed()
-                    && window.contains(r.start_ns())
-                    && r.launch_correlation().and_then(&route).is_none()
-                    && !r
-                        .launch_correlation()
-                        .is_some_and(|c| table.issued_in_finalised(c))
+                    && launch(r) == how
+                    && (how != Launch::ByStart || window.contains(r.start_ns()))
             })
             .count();
-        let refused = window.accept(&records[index..index + run], max_records, false);
+        let routed = how != Launch::ByStart;
+        let refused = window.accept(&records[index..index + run], max_records, routed);
         refuse(DropReason::OverLimit, refused);
         index += run;
     }

@@ -100,6 +100,10 @@ mod tests {
             bytes: None,
             direction: None,
             counters: counters.iter().map(|(n, v)| (n.to_string(), *v)).collect(),
+            value: None,
+            mangled_name: None,
+            src_device: None,
+            dst_device: None,
         }
     }
 

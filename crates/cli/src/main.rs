@@ -4,15 +4,25 @@
 //!   kineto-rocm demo                         the built-in 32-node graph x 200
 //!   kineto-rocm run --workload W --out T     any workload file
 //!   kineto-rocm validate --workload W        compare with the ground truth
+//!   kineto-rocm convert IN OUT               any trace we read, as JSON
+//!   kineto-rocm report TRACE...              per graph node, per rank, plots
+//!   kineto-rocm record -- PROGRAM ARGS...    any HIP program, traced from outside
 mod counter_table;
+mod forward_signals;
 mod jobs;
 mod markers;
+mod output;
+mod pftrace;
+mod progress;
+mod record;
+mod report;
 mod session;
-mod table;
 mod trace;
+mod trace_file;
 mod validate;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use output::{Format, Output};
 use rocprofiler_sim::options::{RunOptions, SubmissionModel};
 use session::{Session, WorkloadSource};
 use std::path::{Path, PathBuf};
@@ -43,9 +53,44 @@ enum Command {
     Run {
         #[command(flatten)]
         run: RunArgs,
-        /// Where to write the trace.
+        /// Where to write the trace; repeat it to write the same windows to
+        /// several files (say one JSON and one .pftrace).
+        #[arg(long, required = true)]
+        out: Vec<PathBuf>,
+        #[command(flatten)]
+        format: FormatArgs,
+    },
+    /// Run any HIP program with kineto-rocm loaded by the SDK
+    /// (ROCP_TOOL_LIBRARIES) and write its trace when it exits or is
+    /// stopped by SIGINT/SIGTERM.
+    Record(RecordArgs),
+    /// Per graph node figures (count, mean, p50, p99, share of the replay,
+    /// drift over replays), slowest first, from one trace or one per rank.
+    Report {
+        /// Traces: kineto-format JSON (ours or PyTorch's export), plain or
+        /// gzipped, or pftrace. Several: one per rank of a distributed job.
+        #[arg(required = true)]
+        traces: Vec<PathBuf>,
+        /// Also write the table and the plots as an HTML page.
         #[arg(long)]
-        out: PathBuf,
+        html: Option<PathBuf>,
+        /// Write the plots as SVG.
+        #[arg(long)]
+        svg: Option<PathBuf>,
+        /// The node whose duration across replays is plotted, as
+        /// GRAPH_ID:NODE (default: the slowest node).
+        #[arg(long, value_parser = parse_node)]
+        node: Option<(u64, u32)>,
+        /// Print the report as JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Read a pftrace (plain or gzipped) and write it as kineto-format JSON.
+    Convert {
+        /// The trace to read.
+        input: PathBuf,
+        /// Where to write the JSON.
+        output: PathBuf,
     },
     /// Run a workload file and compare the trace with the simulator's ground truth.
     Validate {
@@ -62,6 +107,61 @@ enum Command {
         #[arg(long)]
         truth_out: Option<PathBuf>,
     },
+}
+
+/// `record`'s options.
+#[derive(Args)]
+struct RecordArgs {
+    /// Where to write the trace (`%p` becomes the program's process id).
+    #[arg(short, long, default_value = "kineto-rocm-record.json")]
+    out: PathBuf,
+    #[command(flatten)]
+    format: FormatArgs,
+    /// Open the window this long after the program's first HIP call.
+    #[arg(long, default_value_t = 0)]
+    delay_ms: u64,
+    /// Close the window after this long (default: when the program ends).
+    #[arg(long)]
+    duration_ms: Option<u64>,
+    /// Follow the program's ROCTX range of this message instead: each push
+    /// opens a window (on any thread), its pop closes it.
+    #[arg(long, conflicts_with_all = ["delay_ms", "duration_ms"])]
+    roctx_range: Option<String>,
+    /// No graph attribution: no graph fields, no cost
+    /// (KINETO_ROCM_DISABLE_GRAPH_ATTRIBUTION=1).
+    #[arg(long)]
+    no_graph_attribution: bool,
+    /// `evidence` (default) or `launch-stack` (KINETO_ROCM_ATTRIBUTION_METHOD).
+    #[arg(long, value_enum)]
+    attribution_method: Option<AttributionMethod>,
+    /// How long the window's end waits for records in flight
+    /// (KINETO_ROCM_FLUSH_DEADLINE_MS, default 5000).
+    #[arg(long)]
+    flush_deadline_ms: Option<u64>,
+    /// The SDK buffer's size in bytes (KINETO_ROCM_BUFFER_BYTES).
+    #[arg(long)]
+    buffer_bytes: Option<u64>,
+    /// The program and its arguments, after `--`.
+    #[arg(last = true, required = true)]
+    program: Vec<std::ffi::OsString>,
+}
+
+/// The trace file format.
+#[derive(Args, Clone)]
+struct FormatArgs {
+    /// `json` (kineto's chrome trace) or `pftrace` (Perfetto's protobuf);
+    /// default: `.pftrace` files are Perfetto, others JSON.
+    #[arg(long, value_enum)]
+    format: Option<Format>,
+    /// gzip level of pftrace files: 1 (fast) to 9 (smallest), 0 uncompressed.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(0..=9))]
+    gzip_level: u32,
+}
+
+impl FormatArgs {
+    fn outputs(&self, paths: &[PathBuf]) -> Vec<Output> {
+        paths.iter().map(|p| Output::new(p, self.format)).collect()
+    }
 }
 
 /// How the simulator submits work and how the tool attributes it.
@@ -107,6 +207,15 @@ enum AttributionMethod {
     LaunchStack,
 }
 
+impl AttributionMethod {
+    fn env_value(self) -> &'static str {
+        match self {
+            AttributionMethod::Evidence => "evidence",
+            AttributionMethod::LaunchStack => "launch-stack",
+        }
+    }
+}
+
 impl ModelArgs {
     /// Sets what the tool reads from its environment; call before it loads.
     fn export_tool_settings(&self) {
@@ -114,11 +223,7 @@ impl ModelArgs {
             std::env::set_var("KINETO_ROCM_FLUSH_DEADLINE_MS", ms.to_string());
         }
         if let Some(method) = self.attribution_method {
-            let value = match method {
-                AttributionMethod::Evidence => "evidence",
-                AttributionMethod::LaunchStack => "launch-stack",
-            };
-            std::env::set_var("KINETO_ROCM_ATTRIBUTION_METHOD", value);
+            std::env::set_var("KINETO_ROCM_ATTRIBUTION_METHOD", method.env_value());
         }
     }
 
@@ -192,6 +297,15 @@ enum ReplayArg {
 #[derive(Clone, Debug)]
 struct Schedule(Vec<(u32, u32)>);
 
+fn parse_node(text: &str) -> Result<(u64, u32), String> {
+    let bad = || format!("`{text}`: expected GRAPH_ID:NODE, like 1:4");
+    let (graph, node) = text.split_once(':').ok_or_else(bad)?;
+    Ok((
+        graph.trim().parse().map_err(|_| bad())?,
+        node.trim().parse().map_err(|_| bad())?,
+    ))
+}
+
 fn parse_schedule(text: &str) -> Result<Schedule, String> {
     let mut ranges: Vec<(u32, u32)> = Vec::new();
     for part in text.split(',') {
@@ -221,7 +335,7 @@ fn parse_schedule(text: &str) -> Result<Schedule, String> {
 }
 
 impl RunArgs {
-    fn plan<'a>(&self, out: &'a Path) -> Plan<'a> {
+    fn plan(&self, outputs: Vec<Output>, gzip_level: u32) -> Plan {
         let steps = self.steps.max(1);
         Plan {
             options: self.options(),
@@ -230,7 +344,8 @@ impl RunArgs {
                 .profile_steps
                 .clone()
                 .unwrap_or(Schedule(vec![(0, steps - 1)])),
-            out,
+            outputs,
+            gzip_level,
             trace_per_window: self.trace_per_window,
         }
     }
@@ -311,39 +426,49 @@ fn check_jobs(args: &RunArgs, show: fn(&str)) -> Result<bool, Stop> {
 }
 
 /// How a workload is run: how many steps, which are profiled, where traces go.
-struct Plan<'a> {
+struct Plan {
     options: RunOptions,
     steps: u32,
     schedule: Schedule,
-    out: &'a Path,
+    outputs: Vec<Output>,
+    gzip_level: u32,
     trace_per_window: bool,
 }
 
-impl<'a> Plan<'a> {
-    fn single(options: RunOptions, out: &'a Path) -> Plan<'a> {
+impl Plan {
+    fn single(options: RunOptions, out: Output) -> Plan {
         Plan {
             options,
             steps: 1,
             schedule: Schedule(vec![(0, 0)]),
-            out,
+            outputs: vec![out],
+            gzip_level: 1,
             trace_per_window: false,
         }
     }
 
-    fn window_file(&self, index: usize) -> PathBuf {
-        let stem = self
-            .out
-            .file_stem()
-            .and_then(|s| s.to_str())
-            .unwrap_or("trace");
-        let extension = self
-            .out
-            .extension()
-            .and_then(|s| s.to_str())
-            .unwrap_or("json");
-        self.out
-            .with_file_name(format!("{stem}.{index}.{extension}"))
+    fn window_outputs(&self, index: usize) -> Vec<Output> {
+        self.outputs.iter().map(|o| o.window(index)).collect()
     }
+
+    /// Every file the run writes.
+    fn files(&self) -> Vec<Output> {
+        if self.trace_per_window {
+            (0..self.schedule.0.len())
+                .flat_map(|w| self.window_outputs(w))
+                .collect()
+        } else {
+            self.outputs.clone()
+        }
+    }
+}
+
+fn names(outputs: &[Output]) -> String {
+    let names: Vec<String> = outputs
+        .iter()
+        .map(|o| o.path.display().to_string())
+        .collect();
+    names.join(", ")
 }
 
 /// Loads, then runs each step, opening and closing trace windows on the
@@ -372,12 +497,12 @@ fn profile(workload: &WorkloadSource, plan: &Plan) -> Result<Session, String> {
         if closes {
             session.stop()?;
             if plan.trace_per_window {
-                let file = plan.window_file(window);
+                let files = plan.window_outputs(window);
                 progress(&format!(
                     "window {window} stopped; writing {}",
-                    file.display()
+                    names(&files)
                 ));
-                session.write_trace(&file)?;
+                session.write_traces(&files, plan.gzip_level)?;
             }
             window += 1;
         }
@@ -386,9 +511,9 @@ fn profile(workload: &WorkloadSource, plan: &Plan) -> Result<Session, String> {
         progress(&format!(
             "workload done in {:.2?}; waiting for in-flight records and writing {}",
             started.elapsed(),
-            plan.out.display()
+            names(&plan.outputs)
         ));
-        session.write_trace(plan.out)?;
+        session.write_traces(&plan.outputs, plan.gzip_level)?;
     }
     Ok(session)
 }
@@ -404,21 +529,25 @@ fn demo(out: &Path, model: &ModelArgs) -> Result<(), String> {
     };
     model.apply(&mut options);
     model.export_tool_settings();
-    let session = profile(&workload, &Plan::single(options, out))?;
+    let session = profile(
+        &workload,
+        &Plan::single(options, Output::new(out, Some(Format::Json))),
+    )?;
     session.shutdown()?;
     let trace = trace::read(out)?;
-    table::print(&table::node_rows(&trace.events));
     let kernels = trace
         .events
         .iter()
         .filter(|e| e.category == trace::GpuCategory::Kernel);
     let (total, attributed) =
         kernels.fold((0, 0), |(n, a), e| (n + 1, a + e.graph.is_some() as usize));
+    let summary = trace.summary.clone();
+    report::print(&report::build(&[(out.display().to_string(), trace)]));
     println!(
         "\n{total} kernel events, {attributed} carrying graph id and graph node id; trace: {}",
         out.display()
     );
-    for line in &trace.summary {
+    for line in &summary {
         println!("tool: {line}");
     }
     Ok(())
@@ -434,33 +563,29 @@ impl RunArgs {
     }
 }
 
-fn run(args: &RunArgs, out: &Path) -> Result<(), Stop> {
+fn run(args: &RunArgs, outputs: Vec<Output>, gzip_level: u32) -> Result<(), Stop> {
     let counters = check_jobs(args, |line| println!("{line}"))?;
     let workload = args.workload()?;
     args.model.export_tool_settings();
-    let mut plan = args.plan(out);
+    let mut plan = args.plan(outputs, gzip_level);
     // Nothing here compares with the ground truth; do not keep it.
     plan.options.record_truth = false;
     let session = profile(&workload, &plan)?;
     session.shutdown()?;
-    let files: Vec<PathBuf> = if plan.trace_per_window {
-        (0..plan.schedule.0.len())
-            .map(|w| plan.window_file(w))
-            .collect()
-    } else {
-        vec![out.to_path_buf()]
-    };
-    for file in files {
-        let counts = trace::count_gpu_events(&file)?;
+    for file in plan.files() {
+        let counts = match file.format {
+            Format::Json => trace::count_gpu_events(&file.path)?,
+            Format::Pftrace => trace::EventCounts::of(&trace::read(&file.path)?),
+        };
         println!(
             "{}: {} kernels ({} with graph fields), {} memory copies",
-            file.display(),
+            file.path.display(),
             counts.kernels,
             counts.graphed,
             counts.copies
         );
         if counters {
-            let rows = counter_table::node_rows(&trace::read(&file)?.events);
+            let rows = counter_table::node_rows(&trace::read(&file.path)?.events);
             if rows.is_empty() {
                 println!("no graph node carries counter values");
             } else {
@@ -468,6 +593,75 @@ fn run(args: &RunArgs, out: &Path) -> Result<(), Stop> {
                 counter_table::print(&rows);
             }
         }
+    }
+    Ok(())
+}
+
+fn convert(input: &Path, output: &Path) -> Result<(), String> {
+    let decoded = match trace_file::load(input)? {
+        trace_file::Contents::Json(_) => return Err(format!("{}: already JSON", input.display())),
+        trace_file::Contents::Pftrace(bytes) => {
+            progress::watch(&format!("reading {}", input.display()), "events", |read| {
+                pftrace::decode(&bytes, read)
+            })
+            .map_err(|e| format!("{}: not a valid Perfetto trace: {e}", input.display()))?
+        }
+    };
+    let file = std::fs::File::create(output)
+        .map_err(|e| format!("{}: cannot create: {e}", output.display()))?;
+    let mut out = std::io::BufWriter::new(file);
+    pftrace::write_json(&decoded, &mut out)
+        .and_then(|_| std::io::Write::flush(&mut out))
+        .map_err(|e| format!("{}: cannot write: {e}", output.display()))?;
+    println!(
+        "{}: {} events from {}",
+        output.display(),
+        decoded.events.len(),
+        input.display()
+    );
+    Ok(())
+}
+
+fn report_command(
+    traces: &[PathBuf],
+    html: Option<&Path>,
+    svg: Option<&Path>,
+    choice: report::PlotChoice,
+    json: bool,
+) -> Result<(), String> {
+    let mut read = Vec::with_capacity(traces.len());
+    for path in traces {
+        read.push((path.display().to_string(), trace::read(path)?));
+    }
+    let report = report::build(&read);
+    if report.nodes.is_empty() {
+        return Err(format!(
+            "no kernel with graph id and graph node id in {}",
+            traces
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
+    if json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&report).expect("report serialises")
+        );
+    } else {
+        report::print(&report);
+    }
+    let write = |path: &Path, text: String| {
+        std::fs::write(path, text).map_err(|e| format!("{}: cannot write: {e}", path.display()))
+    };
+    if let Some(path) = svg {
+        write(path, report::svg(&report, choice)?)?;
+        progress(&format!("plots written to {}", path.display()));
+    }
+    if let Some(path) = html {
+        write(path, report::html(&report, choice)?)?;
+        progress(&format!("report written to {}", path.display()));
     }
     Ok(())
 }
@@ -485,7 +679,7 @@ fn validate_command(
         std::env::temp_dir().join(format!("kineto-rocm-validate-{}.json", std::process::id()));
     let keep = out.is_some();
     let out = out.unwrap_or(&default_out);
-    let plan = args.plan(out);
+    let plan = args.plan(vec![Output::new(out, Some(Format::Json))], 1);
     if let Some(&(_, last)) = plan.schedule.0.last() {
         if last >= plan.steps {
             return Err(Stop::Failed(format!(
@@ -535,7 +729,7 @@ fn validate_command(
             .0
             .iter()
             .enumerate()
-            .map(|(w, range)| (plan.window_file(w), vec![steps_of(range)]))
+            .map(|(w, range)| (plan.outputs[0].window(w).path, vec![steps_of(range)]))
             .collect()
     } else {
         vec![(
@@ -572,26 +766,78 @@ fn validate_command(
     Ok(report.is_clean)
 }
 
+/// Exit status of `validate`: 2 when the trace is not clean.
+fn validation_status(clean: bool) -> ExitCode {
+    if clean {
+        return ExitCode::SUCCESS;
+    }
+    eprintln!(
+        "kineto-rocm: validation failed: wrong claims, missing or extra events, or nothing shown"
+    );
+    ExitCode::from(2)
+}
+
+fn record_command(args: &RecordArgs) -> Result<ExitCode, String> {
+    let mut tool_env: Vec<(&'static str, String)> = Vec::new();
+    if args.no_graph_attribution {
+        tool_env.push(("KINETO_ROCM_DISABLE_GRAPH_ATTRIBUTION", "1".into()));
+    }
+    if let Some(method) = args.attribution_method {
+        tool_env.push(("KINETO_ROCM_ATTRIBUTION_METHOD", method.env_value().into()));
+    }
+    if let Some(ms) = args.flush_deadline_ms {
+        tool_env.push(("KINETO_ROCM_FLUSH_DEADLINE_MS", ms.to_string()));
+    }
+    if let Some(bytes) = args.buffer_bytes {
+        tool_env.push(("KINETO_ROCM_BUFFER_BYTES", bytes.to_string()));
+    }
+    record::record(&record::Recording {
+        out: args.out.clone(),
+        format: args.format.format,
+        gzip_level: args.format.gzip_level,
+        delay_ms: args.delay_ms,
+        duration_ms: args.duration_ms,
+        roctx_range: args.roctx_range.clone(),
+        tool_env,
+        program: args.program.clone(),
+    })
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    let done = |result: Result<(), String>| result.map(|_| ExitCode::SUCCESS).map_err(Stop::from);
     let outcome = match &cli.command {
-        Command::Demo { out, model } => demo(out, model).map(|_| true).map_err(Stop::Failed),
-        Command::Run { run: args, out } => run(args, out).map(|_| true),
+        Command::Demo { out, model } => done(demo(out, model)),
+        Command::Run {
+            run: args,
+            out,
+            format,
+        } => run(args, format.outputs(out), format.gzip_level).map(|_| ExitCode::SUCCESS),
+        Command::Record(args) => record_command(args).map_err(Stop::from),
+        Command::Convert { input, output } => done(convert(input, output)),
+        Command::Report {
+            traces,
+            html,
+            svg,
+            node,
+            json,
+        } => done(report_command(
+            traces,
+            html.as_deref(),
+            svg.as_deref(),
+            report::PlotChoice { node: *node },
+            *json,
+        )),
         Command::Validate {
             run: args,
             json,
             out,
             truth_out,
-        } => validate_command(args, *json, out.as_deref(), truth_out.as_deref()),
+        } => validate_command(args, *json, out.as_deref(), truth_out.as_deref())
+            .map(validation_status),
     };
     match outcome {
-        Ok(true) => ExitCode::SUCCESS,
-        Ok(false) => {
-            eprintln!(
-                "kineto-rocm: validation failed: wrong claims, missing or extra events, or nothing shown"
-            );
-            ExitCode::from(2)
-        }
+        Ok(code) => code,
         Err(Stop::BadInput(message)) => {
             eprintln!("kineto-rocm: {message}");
             ExitCode::from(2)

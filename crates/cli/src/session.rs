@@ -2,6 +2,7 @@
 //! tool library are loaded as a real process would load them (the simulator
 //! first, RTLD_GLOBAL; then the tool, found by the simulator through its
 //! exported `rocprofiler_configure`), and the tool is driven through its C ABI.
+use crate::output::Output;
 use rocprofiler_sim::host::{self, Simulator};
 use rocprofiler_sim::options::RunOptions;
 use rocprofiler_sim::truth::GroundTruth;
@@ -13,7 +14,8 @@ use std::time::Duration;
 const TOOL_FILE: &str = "libkineto_rocm.so";
 
 type StatusFn = unsafe extern "C" fn() -> c_int;
-type WriteFn = unsafe extern "C" fn(*const c_char) -> c_int;
+type WriteTracesFn =
+    unsafe extern "C" fn(*const *const c_char, *const c_int, c_int, c_int) -> c_int;
 
 /// A workload to run: its text and where it came from (for error messages).
 pub struct WorkloadSource {
@@ -72,7 +74,7 @@ fn newest_library(file: &str) -> Option<PathBuf> {
         .or_else(|| host::locate_library(file))
 }
 
-fn tool_path() -> Result<PathBuf, String> {
+pub fn tool_path() -> Result<PathBuf, String> {
     if let Ok(path) = std::env::var("KINETO_ROCM_TOOL_LIBRARY") {
         return Ok(PathBuf::from(path));
     }
@@ -135,18 +137,32 @@ impl Session {
             .map_err(|e| e.to_string())
     }
 
-    pub fn write_trace(&self, out: &Path) -> Result<(), String> {
-        // SAFETY: `int kineto_rocm_write_trace(const char*)`.
-        let f = unsafe { self.tool.get::<WriteFn>(b"kineto_rocm_write_trace") }
+    /// Writes the finished windows to every output (the same windows to each).
+    pub fn write_traces(&self, outputs: &[Output], gzip_level: u32) -> Result<(), String> {
+        // SAFETY: `int kineto_rocm_write_traces(const char* const*, const int*, int, int)`.
+        let f = unsafe { self.tool.get::<WriteTracesFn>(b"kineto_rocm_write_traces") }
             .map_err(|e| e.to_string())?;
-        let path = CString::new(out.display().to_string()).map_err(|e| e.to_string())?;
-        // SAFETY: a NUL-terminated path valid for the call.
-        match unsafe { f(path.as_ptr()) } {
+        let paths: Vec<CString> = outputs
+            .iter()
+            .map(|o| CString::new(o.path.display().to_string()).map_err(|e| e.to_string()))
+            .collect::<Result<_, _>>()?;
+        let pointers: Vec<*const c_char> = paths.iter().map(|p| p.as_ptr()).collect();
+        let formats: Vec<c_int> = outputs.iter().map(|o| o.format.code()).collect();
+        let count = c_int::try_from(outputs.len()).map_err(|e| e.to_string())?;
+        let level = c_int::try_from(gzip_level).map_err(|e| e.to_string())?;
+        // SAFETY: `count` valid paths (NUL-terminated) and formats, alive for the call.
+        match unsafe { f(pointers.as_ptr(), formats.as_ptr(), count, level) } {
             0 => Ok(()),
-            code => Err(format!(
-                "writing {} failed with status {code}",
-                out.display()
-            )),
+            code => {
+                let names: Vec<String> = outputs
+                    .iter()
+                    .map(|o| o.path.display().to_string())
+                    .collect();
+                Err(format!(
+                    "writing {} failed with status {code}",
+                    names.join(", ")
+                ))
+            }
         }
     }
 

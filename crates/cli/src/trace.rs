@@ -9,6 +9,9 @@
 //! back as the very nanoseconds the SDK recorded (an f64 would not: SDK
 //! clocks are ~1e15 ns). The file is parsed in one pass: each event is
 //! turned into a compact record as it is read, never held as a JSON tree.
+use crate::pftrace::{self, ArgValue, ChromeEvent, Decoded};
+use crate::progress;
+use crate::trace_file::{self, Contents};
 use rocprofiler_sim::workload::Direction;
 use serde::de::{DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::Deserialize;
@@ -17,6 +20,7 @@ use std::borrow::Cow;
 use std::collections::HashMap;
 use std::fmt;
 use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 /// What kind of GPU event.
@@ -51,6 +55,37 @@ pub struct GpuEvent {
     pub direction: Option<Direction>,
     /// Hardware counter args, by counter name, in trace order.
     pub counters: Vec<(String, f64)>,
+    /// A memset's byte value.
+    pub value: Option<u64>,
+    /// A demangled kernel's raw symbol.
+    pub mangled_name: Option<Arc<str>>,
+    /// A copy's `src device` and `dst device` (-1: the host).
+    pub src_device: Option<i64>,
+    pub dst_device: Option<i64>,
+}
+
+/// An event of the timeline beyond GPU work and runtime calls: cuda_sync,
+/// cuda_event, user_annotation, gpu_user_annotation, overhead.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TimelineEvent {
+    pub category: Arc<str>,
+    pub name: Arc<str>,
+    pub pid: u64,
+    pub tid: u64,
+    pub start_ns: u64,
+    pub end_ns: u64,
+    pub device: Option<u64>,
+    pub stream: Option<u64>,
+    pub correlation: Option<u64>,
+    pub wait_on_stream: Option<i64>,
+    pub wait_on_record: Option<i64>,
+    /// A wait's `wait_on_cuda_event_id`.
+    pub wait_on_event: Option<u64>,
+    pub event_id: Option<u64>,
+    pub graph: Option<(u64, u64)>,
+    pub external_id: Option<u64>,
+    /// A host function's address (`host function`).
+    pub function: Option<u64>,
 }
 
 impl GpuEvent {
@@ -92,10 +127,15 @@ pub struct Trace {
     pub events: Vec<GpuEvent>,
     pub runtime: Vec<RuntimeEvent>,
     pub flows: Vec<FlowEnd>,
+    pub timeline: Vec<TimelineEvent>,
+    /// Graph dependency arrow ends (fwdbwd flows).
+    pub dependency_flows: Vec<FlowEnd>,
     /// `thread_name` metadata: (pid, tid) -> name.
     pub lane_names: HashMap<(u64, u64), String>,
     /// The tool's summary lines (`kineto_rocm` metadata).
     pub summary: Vec<String>,
+    /// `distributedInfo.rank`, in a PyTorch trace of a distributed job.
+    pub rank: Option<u64>,
 }
 
 impl Trace {
@@ -103,12 +143,14 @@ impl Trace {
     /// tid when it is not named (kineto draws GPU work with tid = stream),
     /// and none when it is named after something else (a HW queue lane for
     /// work whose stream is unknown, a device's copies lane).
+    /// A graph branch lane (`stream N graph branch ...`) shows stream N.
     pub fn lane_stream(&self, pid: u64, tid: u64) -> Option<u64> {
         match self.lane_names.get(&(pid, tid)) {
             None => Some(tid),
             Some(name) => name
                 .strip_prefix("stream ")
-                .and_then(|n| n.trim().parse().ok()),
+                .and_then(|n| n.split_whitespace().next())
+                .and_then(|n| n.parse().ok()),
         }
     }
 }
@@ -137,7 +179,7 @@ fn direction_of(name: &str) -> Option<Direction> {
         "HtoH" => Some(Direction::HostToHost),
         "HtoD" => Some(Direction::HostToDevice),
         "DtoH" => Some(Direction::DeviceToHost),
-        "DtoD" => Some(Direction::DeviceToDevice),
+        "DtoD" | "PtoP" => Some(Direction::DeviceToDevice),
         _ => None,
     }
 }
@@ -153,9 +195,19 @@ struct RawArgs<'a> {
     graph_id: Option<u64>,
     graph_node_id: Option<u64>,
     bytes: Option<u64>,
+    value: Option<u64>,
+    mangled_name: Option<Cow<'a, str>>,
+    src_device: Option<i64>,
+    dst_device: Option<i64>,
+    wait_on_stream: Option<i64>,
+    wait_on_cuda_event_record_corr_id: Option<i64>,
+    wait_on_cuda_event_id: Option<u64>,
+    event_id: Option<u64>,
+    function: Option<u64>,
     name: Option<Cow<'a, str>>,
     /// Hardware counters: keys that start with an upper-case letter and
-    /// hold a number (src/vocabulary.rs: no other key does).
+    /// hold a number (src/vocabulary.rs: no other key does; kineto's own
+    /// upper-case args, such as `Input Dims`, hold no number and are skipped).
     counters: Vec<(String, f64)>,
 }
 
@@ -174,7 +226,8 @@ impl<'de: 'a, 'a> Visitor<'de> for ArgsVisitor<'a> {
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<RawArgs<'a>, A::Error> {
         let mut args = RawArgs::default();
-        while let Some(key) = map.next_key::<Cow<'de, str>>()? {
+        while let Some(key) = map.next_key::<Text<'de>>()? {
+            let Text(key) = key;
             let slot = match key.as_ref() {
                 "device" => &mut args.device,
                 "stream" => &mut args.stream,
@@ -184,12 +237,48 @@ impl<'de: 'a, 'a> Visitor<'de> for ArgsVisitor<'a> {
                 "graph id" => &mut args.graph_id,
                 "graph node id" => &mut args.graph_node_id,
                 "bytes" => &mut args.bytes,
+                "value" => {
+                    args.value = map.next_value()?;
+                    continue;
+                }
+                "mangled name" => {
+                    args.mangled_name = map.next_value::<Option<Text>>()?.map(|t| t.0);
+                    continue;
+                }
+                "src device" => {
+                    args.src_device = map.next_value()?;
+                    continue;
+                }
+                "dst device" => {
+                    args.dst_device = map.next_value()?;
+                    continue;
+                }
+                "wait_on_stream" => {
+                    args.wait_on_stream = map.next_value()?;
+                    continue;
+                }
+                "wait_on_cuda_event_record_corr_id" => {
+                    args.wait_on_cuda_event_record_corr_id = map.next_value()?;
+                    continue;
+                }
+                "wait_on_cuda_event_id" => {
+                    args.wait_on_cuda_event_id = map.next_value()?;
+                    continue;
+                }
+                "event_id" => {
+                    args.event_id = map.next_value()?;
+                    continue;
+                }
+                "host function" => {
+                    args.function = map.next_value()?;
+                    continue;
+                }
                 "name" => {
-                    args.name = map.next_value::<Option<Cow<'de, str>>>()?;
+                    args.name = map.next_value::<Option<Text>>()?.map(|t| t.0);
                     continue;
                 }
                 k if k.starts_with(|c: char| c.is_ascii_uppercase()) => {
-                    if let Some(value) = map.next_value::<Option<f64>>()? {
+                    if let Some(value) = map.next_value::<LenientF64>()?.0 {
                         args.counters.push((key.into_owned(), value));
                     }
                     continue;
@@ -199,9 +288,85 @@ impl<'de: 'a, 'a> Visitor<'de> for ArgsVisitor<'a> {
                     continue;
                 }
             };
-            *slot = map.next_value::<Option<u64>>()?;
+            *slot = map.next_value::<LenientU64>()?.0;
         }
         Ok(args)
+    }
+}
+
+/// Text borrowed from the trace where it holds no escapes, copied where it does.
+struct Text<'a>(Cow<'a, str>);
+
+impl<'de: 'a, 'a> Deserialize<'de> for Text<'a> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V<'a>(std::marker::PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> Visitor<'de> for V<'a> {
+            type Value = Text<'a>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a string")
+            }
+            fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Text<'a>, E> {
+                Ok(Text(Cow::Borrowed(v)))
+            }
+            fn visit_str<E>(self, v: &str) -> Result<Text<'a>, E> {
+                Ok(Text(Cow::Owned(v.to_string())))
+            }
+            fn visit_string<E>(self, v: String) -> Result<Text<'a>, E> {
+                Ok(Text(Cow::Owned(v)))
+            }
+        }
+        d.deserialize_str(V(std::marker::PhantomData))
+    }
+}
+
+/// An arg read through [`lenient_u64`].
+struct LenientU64(Option<u64>);
+
+impl<'de> Deserialize<'de> for LenientU64 {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        lenient_u64(d).map(LenientU64)
+    }
+}
+
+/// A counter value: any number; anything else is no counter and reads as none.
+struct LenientF64(Option<f64>);
+
+impl<'de> Deserialize<'de> for LenientF64 {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Option<f64>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a number, or anything else read as none")
+            }
+            fn visit_u64<E>(self, v: u64) -> Result<Option<f64>, E> {
+                Ok(Some(v as f64))
+            }
+            fn visit_i64<E>(self, v: i64) -> Result<Option<f64>, E> {
+                Ok(Some(v as f64))
+            }
+            fn visit_f64<E>(self, v: f64) -> Result<Option<f64>, E> {
+                Ok(Some(v))
+            }
+            fn visit_str<E>(self, _: &str) -> Result<Option<f64>, E> {
+                Ok(None)
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<Option<f64>, E> {
+                Ok(None)
+            }
+            fn visit_unit<E>(self) -> Result<Option<f64>, E> {
+                Ok(None)
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Option<f64>, A::Error> {
+                while seq.next_element::<IgnoredAny>()?.is_some() {}
+                Ok(None)
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Option<f64>, A::Error> {
+                while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+                Ok(None)
+            }
+        }
+        d.deserialize_any(V).map(LenientF64)
     }
 }
 
@@ -213,26 +378,78 @@ struct RawEvent<'a> {
     cat: Option<Cow<'a, str>>,
     #[serde(borrow)]
     name: Option<Cow<'a, str>>,
+    #[serde(default, deserialize_with = "lenient_u64")]
     pid: Option<u64>,
+    #[serde(default, deserialize_with = "lenient_u64")]
     tid: Option<u64>,
     #[serde(borrow)]
     ts: Option<&'a RawValue>,
     #[serde(borrow)]
     dur: Option<&'a RawValue>,
+    #[serde(default, deserialize_with = "lenient_u64")]
     id: Option<u64>,
     #[serde(borrow)]
     args: Option<RawArgs<'a>>,
 }
 
-/// Builds the trace as events stream past.
-#[derive(Default)]
-struct Builder {
+/// An id or number kineto-rocm reads: other writers put text where ours
+/// puts numbers (kineto's writer names its span lanes `"pid": "Spans"`); such
+/// a value is no id of ours, and reads as none rather than failing the trace.
+fn lenient_u64<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
+    struct Lenient;
+    impl<'de> Visitor<'de> for Lenient {
+        type Value = Option<u64>;
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str("a number, or anything else read as none")
+        }
+        fn visit_u64<E>(self, v: u64) -> Result<Option<u64>, E> {
+            Ok(Some(v))
+        }
+        fn visit_i64<E>(self, v: i64) -> Result<Option<u64>, E> {
+            Ok(u64::try_from(v).ok())
+        }
+        fn visit_f64<E>(self, _: f64) -> Result<Option<u64>, E> {
+            Ok(None)
+        }
+        fn visit_str<E>(self, _: &str) -> Result<Option<u64>, E> {
+            Ok(None)
+        }
+        fn visit_bool<E>(self, _: bool) -> Result<Option<u64>, E> {
+            Ok(None)
+        }
+        fn visit_unit<E>(self) -> Result<Option<u64>, E> {
+            Ok(None)
+        }
+        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Option<u64>, A::Error> {
+            while seq.next_element::<IgnoredAny>()?.is_some() {}
+            Ok(None)
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Option<u64>, A::Error> {
+            while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+            Ok(None)
+        }
+    }
+    d.deserialize_any(Lenient)
+}
+
+/// Builds the trace as events stream past, counting them.
+struct Builder<'p> {
     trace: Trace,
     names: HashMap<String, Arc<str>>,
     error: Option<String>,
+    read: &'p AtomicU64,
 }
 
-impl Builder {
+impl<'p> Builder<'p> {
+    fn new(read: &'p AtomicU64) -> Builder<'p> {
+        Builder {
+            trace: Trace::default(),
+            names: HashMap::new(),
+            error: None,
+            read,
+        }
+    }
+
     fn intern(&mut self, name: &str) -> Arc<str> {
         if let Some(n) = self.names.get(name) {
             return n.clone();
@@ -254,12 +471,34 @@ impl Builder {
         }
     }
 
-    fn push(&mut self, raw: RawEvent) {
-        let ph = raw.ph.as_deref().unwrap_or_default();
-        let cat = raw.cat.as_deref().unwrap_or_default();
-        let pid = raw.pid.unwrap_or(0);
-        let tid = raw.tid.unwrap_or(0);
-        let name = raw.name.as_deref().unwrap_or_default();
+    fn push_json(&mut self, raw: RawEvent) {
+        let ts_ns = self.time(raw.ts, "ts");
+        let dur_ns = self.time(raw.dur, "dur");
+        self.push(Event {
+            ph: raw.ph.as_deref().unwrap_or_default(),
+            cat: raw.cat.as_deref().unwrap_or_default(),
+            name: raw.name.as_deref().unwrap_or_default(),
+            pid: raw.pid.unwrap_or(0),
+            tid: raw.tid.unwrap_or(0),
+            ts_ns,
+            dur_ns,
+            id: raw.id,
+            args: raw.args,
+        });
+    }
+
+    fn push(&mut self, raw: Event) {
+        self.read.fetch_add(1, Ordering::Relaxed);
+        let Event {
+            ph,
+            cat,
+            name,
+            pid,
+            tid,
+            ts_ns,
+            dur_ns,
+            ..
+        } = raw;
         if ph == "M" {
             if name == "thread_name" {
                 if let Some(lane) = raw.args.as_ref().and_then(|a| a.name.as_deref()) {
@@ -268,16 +507,20 @@ impl Builder {
             }
             return;
         }
-        if cat == "ac2g" && (ph == "s" || ph == "f") {
-            let ts_ns = self.time(raw.ts, "ts");
+        if (cat == "ac2g" || cat == "fwdbwd") && (ph == "s" || ph == "f") {
             if let Some(id) = raw.id {
-                self.trace.flows.push(FlowEnd {
+                let end = FlowEnd {
                     start: ph == "s",
                     id,
                     pid,
                     tid,
                     ts_ns,
-                });
+                };
+                if cat == "ac2g" {
+                    self.trace.flows.push(end);
+                } else {
+                    self.trace.dependency_flows.push(end);
+                }
             }
             return;
         }
@@ -286,23 +529,44 @@ impl Builder {
             "gpu_memcpy" => GpuCategory::Memcpy,
             "gpu_memset" => GpuCategory::Memset,
             "cuda_runtime" => {
-                let start_ns = self.time(raw.ts, "ts");
                 let args = raw.args.as_ref();
                 let event = RuntimeEvent {
                     name: self.intern(name),
                     pid,
                     tid,
-                    start_ns,
+                    start_ns: ts_ns,
                     correlation: args.and_then(|a| a.correlation),
                     external_id: args.and_then(|a| a.external_id),
                 };
                 self.trace.runtime.push(event);
                 return;
             }
+            "cuda_sync" | "cuda_event" | "user_annotation" | "gpu_user_annotation" | "overhead" => {
+                let (start_ns, end_ns) = (ts_ns, ts_ns + dur_ns);
+                let args = raw.args.as_ref();
+                let event = TimelineEvent {
+                    category: self.intern(cat),
+                    name: self.intern(name),
+                    pid,
+                    tid,
+                    start_ns,
+                    end_ns,
+                    device: args.and_then(|a| a.device),
+                    stream: args.and_then(|a| a.stream),
+                    correlation: args.and_then(|a| a.correlation),
+                    wait_on_stream: args.and_then(|a| a.wait_on_stream),
+                    wait_on_record: args.and_then(|a| a.wait_on_cuda_event_record_corr_id),
+                    wait_on_event: args.and_then(|a| a.wait_on_cuda_event_id),
+                    event_id: args.and_then(|a| a.event_id),
+                    graph: args.and_then(|a| a.graph_id.zip(a.graph_node_id)),
+                    external_id: args.and_then(|a| a.external_id),
+                    function: args.and_then(|a| a.function),
+                };
+                self.trace.timeline.push(event);
+                return;
+            }
             _ => return,
         };
-        let start_ns = self.time(raw.ts, "ts");
-        let end_ns = start_ns + self.time(raw.dur, "dur");
         let args = raw.args.as_ref();
         let int = |f: fn(&RawArgs) -> Option<u64>| args.and_then(f);
         let event = GpuEvent {
@@ -310,8 +574,8 @@ impl Builder {
             category,
             pid,
             tid,
-            start_ns,
-            end_ns,
+            start_ns: ts_ns,
+            end_ns: ts_ns + dur_ns,
             device: int(|a| a.device),
             stream: int(|a| a.stream),
             dispatch_id: int(|a| a.dispatch_id),
@@ -320,37 +584,193 @@ impl Builder {
             graph: int(|a| a.graph_id).zip(int(|a| a.graph_node_id)),
             bytes: int(|a| a.bytes),
             direction: direction_of(name),
-            counters: raw.args.map(|a| a.counters).unwrap_or_default(),
+            counters: args.map(|a| a.counters.clone()).unwrap_or_default(),
+            value: int(|a| a.value),
+            mangled_name: args.and_then(|a| a.mangled_name.as_deref()).map(Arc::from),
+            src_device: args.and_then(|a| a.src_device),
+            dst_device: args.and_then(|a| a.dst_device),
         };
         self.trace.events.push(event);
     }
 }
 
-struct EventsSeed<'b>(&'b mut Builder);
+/// One event, from either format, with its times in nanoseconds.
+struct Event<'a> {
+    ph: &'a str,
+    cat: &'a str,
+    name: &'a str,
+    pid: u64,
+    tid: u64,
+    ts_ns: u64,
+    dur_ns: u64,
+    id: Option<u64>,
+    args: Option<RawArgs<'a>>,
+}
 
-impl<'de> DeserializeSeed<'de> for EventsSeed<'_> {
+/// The args the reader keeps, from a decoded pftrace event.
+fn args_of(args: &[(String, ArgValue)]) -> RawArgs<'_> {
+    let mut out = RawArgs::default();
+    for (key, value) in args {
+        let uint = match value {
+            ArgValue::Uint(v) => Some(*v),
+            ArgValue::Int(v) => u64::try_from(*v).ok(),
+            _ => None,
+        };
+        match key.as_str() {
+            "device" => out.device = uint,
+            "stream" => out.stream = uint,
+            "correlation" => out.correlation = uint,
+            "External id" => out.external_id = uint,
+            "dispatch id" => out.dispatch_id = uint,
+            "graph id" => out.graph_id = uint,
+            "graph node id" => out.graph_node_id = uint,
+            "bytes" => out.bytes = uint,
+            k if k.starts_with(|c: char| c.is_ascii_uppercase()) => {
+                let number = match value {
+                    ArgValue::Float(v) => Some(*v),
+                    ArgValue::Uint(v) => Some(*v as f64),
+                    ArgValue::Int(v) => Some(*v as f64),
+                    _ => None,
+                };
+                if let Some(v) = number {
+                    out.counters.push((key.clone(), v));
+                }
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+fn from_decoded(decoded: &Decoded, read: &AtomicU64) -> Trace {
+    let mut builder = Builder::new(read);
+    for event in &decoded.events {
+        match event {
+            ChromeEvent::Complete {
+                cat,
+                name,
+                pid,
+                tid,
+                ts_ns,
+                dur_ns,
+                args,
+            } => builder.push(Event {
+                ph: "X",
+                cat,
+                name,
+                pid: *pid,
+                tid: *tid,
+                ts_ns: *ts_ns,
+                dur_ns: *dur_ns,
+                id: None,
+                args: Some(args_of(args)),
+            }),
+            ChromeEvent::Flow {
+                start,
+                id,
+                pid,
+                tid,
+                ts_ns,
+            } => builder.push(Event {
+                ph: if *start { "s" } else { "f" },
+                cat: "ac2g",
+                name: "ac2g",
+                pid: *pid,
+                tid: *tid,
+                ts_ns: *ts_ns,
+                dur_ns: 0,
+                id: Some(*id),
+                args: None,
+            }),
+            ChromeEvent::LaneName { pid, tid, name } => builder.push(Event {
+                ph: "M",
+                cat: "",
+                name: if tid.is_some() {
+                    "thread_name"
+                } else {
+                    "process_name"
+                },
+                pid: *pid,
+                tid: tid.unwrap_or(0),
+                ts_ns: 0,
+                dur_ns: 0,
+                id: None,
+                args: Some(RawArgs {
+                    name: Some(Cow::Borrowed(name)),
+                    ..RawArgs::default()
+                }),
+            }),
+        }
+    }
+    for (key, json) in &decoded.metadata {
+        match key.as_str() {
+            "kineto_rocm" => builder.trace.summary = summary_of(json),
+            "distributedInfo" => builder.trace.rank = rank_of(json),
+            _ => {}
+        }
+    }
+    builder.trace
+}
+
+/// The `kineto_rocm` metadata as lines: our writer's list of lines, or the
+/// object kineto's writer holds (the face's trace metadata), as `key=value`
+/// lines and its notes.
+fn summary_of(json: &str) -> Vec<String> {
+    use serde_json::Value;
+    match serde_json::from_str::<Value>(json) {
+        Ok(Value::Array(lines)) => lines
+            .into_iter()
+            .filter_map(|l| l.as_str().map(str::to_string))
+            .collect(),
+        Ok(Value::Object(fields)) => fields
+            .into_iter()
+            .flat_map(|(key, value)| match value {
+                Value::String(text) => vec![format!("{key}={text}")],
+                Value::Array(notes) => notes
+                    .iter()
+                    .map(|n| n.as_str().map_or_else(|| n.to_string(), str::to_string))
+                    .collect(),
+                other => vec![format!("{key}={other}")],
+            })
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// `distributedInfo.rank` of a PyTorch trace.
+fn rank_of(json: &str) -> Option<u64> {
+    #[derive(Deserialize)]
+    struct Info {
+        rank: Option<u64>,
+    }
+    serde_json::from_str::<Info>(json).ok()?.rank
+}
+
+struct EventsSeed<'b, 'p>(&'b mut Builder<'p>);
+
+impl<'de> DeserializeSeed<'de> for EventsSeed<'_, '_> {
     type Value = ();
     fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
         d.deserialize_seq(self)
     }
 }
 
-impl<'de> Visitor<'de> for EventsSeed<'_> {
+impl<'de> Visitor<'de> for EventsSeed<'_, '_> {
     type Value = ();
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
         f.write_str("an array of trace events")
     }
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
         while let Some(event) = seq.next_element::<RawEvent<'de>>()? {
-            self.0.push(event);
+            self.0.push_json(event);
         }
         Ok(())
     }
 }
 
-struct FileVisitor<'b>(&'b mut Builder);
+struct FileVisitor<'b, 'p>(&'b mut Builder<'p>);
 
-impl<'de> Visitor<'de> for FileVisitor<'_> {
+impl<'de> Visitor<'de> for FileVisitor<'_, '_> {
     type Value = bool;
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
         f.write_str("a chrome trace object")
@@ -363,7 +783,14 @@ impl<'de> Visitor<'de> for FileVisitor<'_> {
                     map.next_value_seed(EventsSeed(self.0))?;
                     saw_events = true;
                 }
-                "kineto_rocm" => self.0.trace.summary = map.next_value()?,
+                "kineto_rocm" => {
+                    let summary: &RawValue = map.next_value()?;
+                    self.0.trace.summary = summary_of(summary.get());
+                }
+                "distributedInfo" => {
+                    let info: &RawValue = map.next_value()?;
+                    self.0.trace.rank = rank_of(info.get());
+                }
                 _ => {
                     map.next_value::<IgnoredAny>()?;
                 }
@@ -374,8 +801,14 @@ impl<'de> Visitor<'de> for FileVisitor<'_> {
 }
 
 /// Parses a trace's text.
+#[cfg(test)]
 pub fn parse(text: &str, origin: &str) -> Result<Trace, String> {
-    let mut builder = Builder::default();
+    parse_counting(text, origin, &AtomicU64::new(0))
+}
+
+/// Parses a trace's text, counting events in `read`.
+fn parse_counting(text: &str, origin: &str, read: &AtomicU64) -> Result<Trace, String> {
+    let mut builder = Builder::new(read);
     let mut de = serde_json::Deserializer::from_str(text);
     let saw_events = serde::Deserializer::deserialize_map(&mut de, FileVisitor(&mut builder))
         .map_err(|e| format!("{origin}: not a chrome trace: {e}"))?;
@@ -390,10 +823,20 @@ pub fn parse(text: &str, origin: &str) -> Result<Trace, String> {
     Ok(builder.trace)
 }
 
+/// Reads a trace file in any format `trace_file` knows, with a progress
+/// line when that takes more than a second.
 pub fn read(path: &Path) -> Result<Trace, String> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| format!("{}: cannot read: {e}", path.display()))?;
-    parse(&text, &path.display().to_string())
+    let origin = path.display().to_string();
+    progress::watch(
+        &format!("reading {origin}"),
+        "events",
+        |read| match trace_file::load(path)? {
+            Contents::Json(text) => parse_counting(&text, &origin, read),
+            Contents::Pftrace(bytes) => pftrace::decode(&bytes, read)
+                .map(|decoded| from_decoded(&decoded, &AtomicU64::new(0)))
+                .map_err(|e| format!("{origin}: not a valid Perfetto trace: {e}")),
+        },
+    )
 }
 
 /// How many GPU events a trace holds, counted line by line without parsing
@@ -403,6 +846,25 @@ pub struct EventCounts {
     pub kernels: usize,
     pub graphed: usize,
     pub copies: usize,
+}
+
+impl EventCounts {
+    /// The counts of a trace already read.
+    pub fn of(trace: &Trace) -> EventCounts {
+        let kernels = trace
+            .events
+            .iter()
+            .filter(|e| e.category == GpuCategory::Kernel);
+        EventCounts {
+            kernels: kernels.clone().count(),
+            graphed: kernels.filter(|e| e.graph.is_some()).count(),
+            copies: trace
+                .events
+                .iter()
+                .filter(|e| e.category == GpuCategory::Memcpy)
+                .count(),
+        }
+    }
 }
 
 /// Counts events in a trace written by this backend (one event per line).
@@ -445,6 +907,35 @@ mod tests {
     }
 
     #[test]
+    fn text_where_numbers_go_is_no_id() {
+        // kineto's writer puts its span lanes under a named process.
+        let text = r#"{"traceEvents": [
+  {"ph": "X", "cat": "Trace", "ts": 1.0, "dur": 2.0, "pid": "Spans", "tid": "ctest", "name": "ctest (0)", "args": {"Op count": 0}},
+  {"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 3, "ts": 5.000, "dur": 4.000, "args": {"device": 0, "stream": "3", "correlation": 9}}
+  ]}"#;
+        let trace = parse(text, "t").unwrap();
+        assert_eq!(trace.events.len(), 1);
+        assert_eq!(trace.events[0].correlation, Some(9));
+    }
+
+    #[test]
+    fn kineto_writers_metadata_object_reads_as_lines() {
+        // As kineto's ChromeTraceLogger writes the face's metadata.
+        let text = r#"{"schemaVersion": 1,
+  "kineto_rocm": {"status": "collected", "attributed": 6400, "notes": ["graph attribution: 6400 attributed"]},
+  "traceEvents": []}"#;
+        let trace = parse(text, "t").unwrap();
+        assert_eq!(
+            trace.summary,
+            vec![
+                "attributed=6400",
+                "graph attribution: 6400 attributed",
+                "status=collected"
+            ]
+        );
+    }
+
+    #[test]
     fn reads_gpu_events_runtime_calls_flows_and_lanes() {
         let text = r#"{"schemaVersion": 1, "traceEvents": [
   {"ph": "M", "name": "thread_name", "pid": 0, "tid": 3, "args": {"name": "stream 3"}},
@@ -476,6 +967,31 @@ mod tests {
         assert_eq!(trace.lane_stream(0, 3), Some(3));
         assert_eq!(trace.lane_stream(0, 8), Some(8));
         assert_eq!(trace.summary, vec!["window 0: completeness=complete"]);
+    }
+
+    #[test]
+    fn counters_are_upper_case_numbers_and_other_args_still_read() {
+        // kineto's own upper-case args (`Input Dims`, `Trace name`) hold no
+        // number: skipped, not counters, and not a failed read.
+        let text = r#"{"traceEvents": [
+  {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1, "ts": 1.0, "dur": 1.0, "args": {"Input Dims": [[2, 2]], "Trace name": "t", "External id": 3}},
+  {"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 3, "ts": 5.000, "dur": 4.000, "args": {"device": 0, "dispatch id": 5, "External id": 3, "mangled name": "_Z1kv\u0041", "SQ_WAVES": 1024.0, "GRBM_COUNT": 8400, "Grid note": "x"}},
+  {"ph": "X", "cat": "gpu_memset", "name": "Memset (Device)", "pid": 0, "tid": 3, "ts": 9.000, "dur": 1.000, "args": {"dispatch id": 6, "bytes": 64, "value": 7, "SQ_WAVES": 2.5}}
+  ]}"#;
+        let trace = parse(text, "t").unwrap();
+        let k = &trace.events[0];
+        assert_eq!(
+            k.counters,
+            vec![
+                ("SQ_WAVES".to_string(), 1024.0),
+                ("GRBM_COUNT".to_string(), 8400.0)
+            ]
+        );
+        assert_eq!(k.external_id, Some(3));
+        assert_eq!(k.mangled_name.as_deref(), Some("_Z1kvA"));
+        let m = &trace.events[1];
+        assert_eq!((m.bytes, m.value), (Some(64), Some(7)));
+        assert_eq!(m.counters, vec![("SQ_WAVES".to_string(), 2.5)]);
     }
 
     #[test]

@@ -279,6 +279,38 @@ fn one_counter_group_is_collected_on_every_kernel_and_proven() {
     }
 }
 
+/// The Perfetto writer shares the JSON writer's events (src/output/sink.rs),
+/// so its kernels carry the same counters; blit kernels shown as memsets or
+/// copies carry theirs too.
+#[test]
+fn perfetto_traces_carry_the_counters_and_they_are_proven() {
+    let file = write(
+        "one-group-pftrace.yaml",
+        "jobs:\n  - pmc: [SQ_WAVES, GRBM_COUNT, GPU_UTIL]\n",
+    );
+    for workload in ["graph-32x200.json", "timeline.json"] {
+        let out = scratch(&format!("counters-{workload}.pftrace"));
+        let v = validate_json(
+            workload,
+            &[
+                "--jobs",
+                file.to_str().unwrap(),
+                "--out",
+                out.to_str().unwrap(),
+            ],
+        );
+        let kernels = v["kernel_events"].as_u64().unwrap();
+        assert!(kernels > 0, "{workload}");
+        assert!(
+            v["counter_values"].as_u64().unwrap() >= 3 * kernels,
+            "{workload}: {v:#}"
+        );
+        assert_eq!(v["wrong_counter_values"], 0, "{workload}");
+        assert_eq!(v["missing_counter_values"], 0, "{workload}");
+        assert_eq!(v["is_clean"], true, "{workload}: {v:#}");
+    }
+}
+
 #[test]
 fn run_prints_each_graph_nodes_counter_means() {
     let out = scratch("per-node.json");

@@ -60,8 +60,9 @@ use crate::calls::CallIndex;
 use crate::evidence::WindowEvidence;
 use crate::joint;
 use crate::rules;
+use crate::rules::candidates::Candidates;
 use crate::session::SessionMemory;
-use crate::verdict::{KeyVerdict, LinkVerdict, Summary};
+use crate::verdict::{KeyVerdict, LinkVerdict, Reason, Summary};
 
 /// The decisions for one window, in the order of its observations.
 #[derive(Clone, Debug, Default)]
@@ -69,6 +70,15 @@ pub struct AttributedWindow {
     pub keys: Vec<KeyVerdict>,
     pub links: Vec<LinkVerdict>,
     pub summary: Summary,
+}
+
+/// Is a verdict one that rules 4, 5 and 8 to 10 may still settle (its
+/// candidates were all known, only too many)?
+fn open(key: &KeyVerdict, link: &LinkVerdict) -> bool {
+    matches!(
+        key,
+        KeyVerdict::Withheld(Reason::Ambiguous | Reason::RepeatedKernel)
+    ) || matches!(link, LinkVerdict::Unlinked(Reason::SeveralCalls))
 }
 
 /// Attribute one window, remembering into `memory` what later windows must
@@ -80,52 +90,53 @@ pub fn attribute_window(
     let observations = evidence.observations;
     let mut summary = Summary::default();
     // Rule 7 first, so a contradicted exec is distrusted in this window too.
-    let contradicted = {
-        let mut index = CallIndex::new(evidence, &|exec| memory.distrusts(exec));
-        rules::consistency::contradicted(&mut index, observations)
-    };
+    let mut index = CallIndex::new(evidence, &|exec| memory.distrusts(exec));
+    let contradicted = rules::consistency::contradicted(&mut index, observations);
+    let mut newly_distrusted = false;
     for exec in contradicted {
         if memory.distrust(exec) {
+            newly_distrusted = true;
             summary.execs_contradicted += 1;
             log::warn!(
                 "kineto-rocm: graph exec {exec} ran something its graph-building calls did not say; its keys are withheld from now on"
             );
         }
     }
-    let mut index = CallIndex::new(evidence, &|exec| memory.distrusts(exec));
+    if newly_distrusted {
+        index = CallIndex::new(evidence, &|exec| memory.distrusts(exec));
+    }
     let overflowing = rules::backlog::possibly_full(&index, observations, evidence.queue_slots);
     summary.queues_may_have_overflowed = overflowing.len() as u64;
-    let candidates: Vec<_> = observations
-        .iter()
-        .map(|o| rules::candidates::candidates(&mut index, o, &overflowing))
-        .collect();
-    let (mut keys, mut links): (Vec<KeyVerdict>, Vec<LinkVerdict>) = candidates
-        .iter()
-        .map(|c| rules::candidates::decide(&index, c))
+    let candidates = Candidates::of_window(&mut index, observations, &overflowing);
+    let (mut keys, mut links): (Vec<KeyVerdict>, Vec<LinkVerdict>) = (0..observations.len())
+        .map(|r| rules::candidates::decide(&index, candidates.get(r)))
         .unzip();
-    let assumptions = memory.assumptions();
-    rules::queue_order::apply(&index, observations, &mut keys, &mut links, assumptions);
-    if assumptions.dependency_order {
-        rules::dependency_order::apply(&index, observations, &mut keys, &links);
-    }
-    let joint = joint::apply(
-        &index,
-        observations,
-        &candidates,
-        &mut keys,
-        &mut links,
-        assumptions,
-    );
-    if joint.contradicted > 0 {
-        log::warn!(
-            "kineto-rocm: the evidence of {} records contradicts the assignment rules' assumptions; they are withheld",
-            joint.contradicted
+    // Rules 4, 5 and 8 to 10 only ever settle open verdicts: in a window
+    // rules 1 to 3 decided whole (one launch at a time, as most are), they
+    // have nothing to do.
+    if keys.iter().zip(&links).any(|(k, l)| open(k, l)) {
+        let assumptions = memory.assumptions();
+        rules::queue_order::apply(&index, observations, &mut keys, &mut links, assumptions);
+        if assumptions.dependency_order {
+            rules::dependency_order::apply(&index, observations, &mut keys, &links);
+        }
+        let joint = joint::apply(
+            &index,
+            observations,
+            &candidates,
+            &mut keys,
+            &mut links,
+            assumptions,
         );
+        if joint.contradicted > 0 {
+            log::warn!(
+                "kineto-rocm: the evidence of {} records contradicts the assignment rules' assumptions; they are withheld",
+                joint.contradicted
+            );
+        }
     }
     rules::one_kernel_per_key::apply(observations, &mut keys, &mut links, memory);
-    for (key, link) in keys.iter().zip(&links) {
-        summary.count(key, link);
-    }
+    summary.count_all(&keys, &links);
     AttributedWindow {
         keys,
         links,

@@ -2,14 +2,15 @@
 //! produces (resolved against the kernel table and the exec's contents),
 //! which calls may write packets, and who produces records of each kind.
 
-use std::collections::HashMap;
 use std::sync::Arc;
+
+use rustc_hash::FxHashMap;
 
 use crate::evidence::{CallWork, WindowEvidence};
 use crate::ids::{AttributionId, NodeId};
 use crate::intervals::Intervals;
 use crate::structure::{ExecContents, NodeWork};
-use crate::work::{BlitKind, KernelLookup, MatchKey, Output};
+use crate::work::{BlitKind, KernelLookup, MatchKey, Observed, Output};
 
 /// One record a call will produce, and which node of its exec it is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -25,6 +26,11 @@ pub(crate) struct ResolvedExec {
     pub outputs: Vec<Produced>,
     /// Creation index -> the creation indices it waits for.
     deps: Vec<Box<[u32]>>,
+    /// Each output (by index) under every key a record it may be has.
+    by_key: FxHashMap<MatchKey, Box<[u32]>>,
+    /// Per output: a kernel no other output of the exec runs with its shape
+    /// (its key names it alone).
+    sole_kernel: Vec<bool>,
 }
 
 impl ResolvedExec {
@@ -52,6 +58,19 @@ impl ResolvedExec {
     pub(crate) fn is_chain(&self, mut nodes: Vec<u32>) -> bool {
         nodes.sort_unstable();
         nodes.windows(2).all(|w| self.depends_on(w[1], w[0]))
+    }
+
+    /// The outputs (by index, ascending) a record of `key` may be.
+    fn outputs_under(&self, key: &MatchKey) -> &[u32] {
+        self.by_key.get(key).map_or(&[], |k| k)
+    }
+
+    /// `Some(&[k])` when output `k` is the only one a record `observed` may
+    /// be: a kernel the exec runs once with that shape. Lets a launch's
+    /// records, which mostly arrive in node order, skip the key lookup.
+    fn only_output(&self, k: u32, observed: &Observed) -> Option<u32> {
+        let p = self.outputs.get(k as usize)?;
+        (self.sole_kernel[k as usize] && p.output.matches(observed)).then_some(k)
     }
 
     /// For each output (by its index in `outputs`), the outputs it waits
@@ -94,7 +113,7 @@ impl ResolvedExec {
 #[derive(Clone, Debug)]
 pub(crate) enum Produces {
     Nothing,
-    Eager(Output),
+    Eager(Produced),
     Graph {
         graph_id: Option<AttributionId>,
         exec: Arc<ResolvedExec>,
@@ -104,14 +123,11 @@ pub(crate) enum Produces {
 }
 
 impl Produces {
-    pub(crate) fn outputs(&self) -> Vec<Produced> {
+    pub(crate) fn outputs(&self) -> &[Produced] {
         match self {
-            Produces::Eager(output) => vec![Produced {
-                output: *output,
-                node: None,
-            }],
-            Produces::Graph { exec, .. } => exec.outputs.clone(),
-            Produces::Nothing | Produces::Unknown => Vec::new(),
+            Produces::Eager(produced) => std::slice::from_ref(produced),
+            Produces::Graph { exec, .. } => &exec.outputs,
+            Produces::Nothing | Produces::Unknown => &[],
         }
     }
 }
@@ -135,9 +151,27 @@ fn resolve_exec(contents: &ExecContents, kernels: &dyn KernelLookup) -> Option<R
             node: Some(NodeId(index as u32)),
         });
     }
+    let mut by_key: FxHashMap<MatchKey, Vec<u32>> = FxHashMap::default();
+    for (k, p) in outputs.iter().enumerate() {
+        for key in p.output.keys() {
+            by_key.entry(key).or_default().push(k as u32);
+        }
+    }
+    let sole_kernel = outputs
+        .iter()
+        .map(|p| match p.output {
+            Output::Kernel(shape) => by_key[&MatchKey::Kernel(shape)].len() == 1,
+            _ => false,
+        })
+        .collect();
     Some(ResolvedExec {
         outputs,
         deps: contents.nodes.iter().map(|n| n.deps.clone()).collect(),
+        sole_kernel,
+        by_key: by_key
+            .into_iter()
+            .map(|(key, outputs)| (key, outputs.into_boxed_slice()))
+            .collect(),
     })
 }
 
@@ -154,6 +188,15 @@ pub(crate) struct Producers {
     pub entries: Vec<(u32, u32)>,
 }
 
+/// Which calls that produce records overlap a hull.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum HullProducers {
+    None,
+    /// Exactly this call: its outputs are every candidate.
+    One(u32),
+    Several,
+}
+
 /// How a window edge may hide calls from a call's neighbourhood.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Hull {
@@ -162,17 +205,26 @@ pub(crate) struct Hull {
     /// A call of the neighbourhood was in flight when the window opened or
     /// closed: calls the tool never saw may have written what was processed.
     pub at_edge: bool,
+    /// A call whose work is unknown overlaps the hull.
+    pub unknown: bool,
+    pub producers: HullProducers,
 }
+
+/// No call: the record was processed outside every recorded call.
+const NO_CALL: u32 = u32::MAX;
 
 pub(crate) struct CallIndex<'a> {
     pub evidence: &'a WindowEvidence<'a>,
-    by_correlation: HashMap<u64, u32>,
+    by_correlation: FxHashMap<u64, u32>,
+    /// Per observation, the call that processed it (`NO_CALL`: none known).
+    processed_by: Vec<u32>,
     pub produces: Vec<Produces>,
-    pub outputs: Vec<Vec<Produced>>,
     writers: Intervals,
     unknown: Intervals,
     edge: Intervals,
-    pub producers: HashMap<MatchKey, Producers>,
+    /// Calls that produce records; ids are call indices.
+    producing: Intervals,
+    pub producers: FxHashMap<MatchKey, Producers>,
     hulls: Vec<Option<Hull>>,
 }
 
@@ -184,19 +236,41 @@ impl<'a> CallIndex<'a> {
         distrusted: &dyn Fn(AttributionId) -> bool,
     ) -> CallIndex<'a> {
         let calls = evidence.calls;
+        let by_correlation: FxHashMap<u64, u32> = calls
+            .iter()
+            .enumerate()
+            .map(|(i, c)| (c.correlation_id, i as u32))
+            .collect();
+        // A window's records of one launch sit together: look each run of
+        // equal correlation ids up once.
+        let mut last: Option<(u64, u32)> = None;
+        let processed_by: Vec<u32> = evidence
+            .observations
+            .iter()
+            .map(|o| match last {
+                Some((c, call)) if c == o.correlation_id => call,
+                _ => {
+                    let call = by_correlation
+                        .get(&o.correlation_id)
+                        .copied()
+                        .unwrap_or(NO_CALL);
+                    last = Some((o.correlation_id, call));
+                    call
+                }
+            })
+            .collect();
         // A call that processed a record rang a doorbell, so it wrote a
         // packet, whatever its operation was thought to do: it is then a
         // writer of unknown work.
-        let processing: std::collections::HashSet<u64> = evidence
-            .observations
-            .iter()
-            .map(|o| o.correlation_id)
-            .collect();
-        let surprising = |i: usize| {
-            matches!(calls[i].work, CallWork::NoDevice)
-                && processing.contains(&calls[i].correlation_id)
-        };
-        let mut resolved: HashMap<*const ExecContents, Option<Arc<ResolvedExec>>> = HashMap::new();
+        let mut processed = vec![false; calls.len()];
+        for &call in &processed_by {
+            if call != NO_CALL {
+                processed[call as usize] = true;
+            }
+        }
+        let surprising = |i: usize| matches!(calls[i].work, CallWork::NoDevice) && processed[i];
+        let mut resolved: FxHashMap<*const ExecContents, Option<Arc<ResolvedExec>>> =
+            FxHashMap::default();
         let produces: Vec<Produces> = calls
             .iter()
             .enumerate()
@@ -204,10 +278,13 @@ impl<'a> CallIndex<'a> {
                 _ if surprising(i) => Produces::Unknown,
                 CallWork::NoDevice | CallWork::Barrier => Produces::Nothing,
                 CallWork::Kernel(kernel) => match kernel.resolve(evidence.kernels) {
-                    Some(output) => Produces::Eager(output),
+                    Some(output) => Produces::Eager(Produced { output, node: None }),
                     None => Produces::Unknown,
                 },
-                CallWork::Output(output) => Produces::Eager(*output),
+                CallWork::Output(output) => Produces::Eager(Produced {
+                    output: *output,
+                    node: None,
+                }),
                 CallWork::Graph { graph_id, exec } => {
                     if graph_id.is_some_and(distrusted) {
                         return Produces::Unknown;
@@ -227,7 +304,6 @@ impl<'a> CallIndex<'a> {
                 CallWork::Unknown => Produces::Unknown,
             })
             .collect();
-        let outputs: Vec<Vec<Produced>> = produces.iter().map(Produces::outputs).collect();
 
         let span = |i: usize| (calls[i].enter_ns, calls[i].exit_ns.max(calls[i].enter_ns));
         let writes = |i: usize| calls[i].work.writes_packets() || surprising(i);
@@ -264,16 +340,46 @@ impl<'a> CallIndex<'a> {
                 )
                 .collect(),
         );
-        let mut by_key: HashMap<MatchKey, Vec<SpannedEntry>> = HashMap::new();
-        for (call, produced) in outputs.iter().enumerate() {
-            for (k, p) in produced.iter().enumerate() {
-                for key in p.output.keys() {
-                    let (a, b) = span(call);
-                    by_key
-                        .entry(key)
-                        .or_default()
-                        .push((a, b, (call as u32, k as u32)));
+        let producing = Intervals::new(
+            (0..calls.len())
+                .filter(|&i| !produces[i].outputs().is_empty())
+                .map(|i| (span(i).0, span(i).1, i as u32))
+                .collect(),
+        );
+        // Keys are numbered once per window, and each exec's outputs once
+        // per exec, so a launch adds its entries without hashing a key.
+        let mut key_ids: FxHashMap<MatchKey, u32> = FxHashMap::default();
+        let mut by_key: Vec<(MatchKey, Vec<SpannedEntry>)> = Vec::new();
+        let mut id_of = |key: MatchKey, by_key: &mut Vec<(MatchKey, Vec<SpannedEntry>)>| {
+            *key_ids.entry(key).or_insert_with(|| {
+                by_key.push((key, Vec::new()));
+                (by_key.len() - 1) as u32
+            })
+        };
+        let mut exec_keys: FxHashMap<*const ResolvedExec, Vec<(u32, u32)>> = FxHashMap::default();
+        for (call, produced) in produces.iter().enumerate() {
+            let (a, b) = span(call);
+            match produced {
+                Produces::Eager(p) => {
+                    for key in p.output.keys() {
+                        let id = id_of(key, &mut by_key);
+                        by_key[id as usize].1.push((a, b, (call as u32, 0)));
+                    }
                 }
+                Produces::Graph { exec, .. } => {
+                    let keyed = exec_keys.entry(Arc::as_ptr(exec)).or_insert_with(|| {
+                        exec.outputs
+                            .iter()
+                            .enumerate()
+                            .flat_map(|(k, p)| p.output.keys().map(move |key| (key, k as u32)))
+                            .map(|(key, k)| (id_of(key, &mut by_key), k))
+                            .collect()
+                    });
+                    for &(id, k) in keyed.iter() {
+                        by_key[id as usize].1.push((a, b, (call as u32, k)));
+                    }
+                }
+                Produces::Nothing | Produces::Unknown => {}
             }
         }
         let producers = by_key
@@ -292,16 +398,13 @@ impl<'a> CallIndex<'a> {
             .collect();
         CallIndex {
             evidence,
-            by_correlation: calls
-                .iter()
-                .enumerate()
-                .map(|(i, c)| (c.correlation_id, i as u32))
-                .collect(),
+            by_correlation,
+            processed_by,
             produces,
-            outputs,
             writers,
             unknown,
             edge,
+            producing,
             producers,
             hulls: vec![None; calls.len()],
         }
@@ -311,8 +414,41 @@ impl<'a> CallIndex<'a> {
         self.by_correlation.get(&correlation_id).copied()
     }
 
+    /// The call that processed observation `r`, if the window recorded it.
+    pub(crate) fn processed_by(&self, r: usize) -> Option<u32> {
+        Some(self.processed_by[r]).filter(|&c| c != NO_CALL)
+    }
+
     pub(crate) fn call(&self, index: u32) -> &crate::evidence::Call {
         &self.evidence.calls[index as usize]
+    }
+
+    /// What call `call` produces, by output index.
+    pub(crate) fn outputs(&self, call: u32) -> &[Produced] {
+        self.produces[call as usize].outputs()
+    }
+
+    pub(crate) fn output(&self, call: u32, k: u32) -> Produced {
+        self.outputs(call)[k as usize]
+    }
+
+    /// The outputs (ascending) of call `call` a record of `key` may be.
+    pub(crate) fn outputs_under(&self, call: u32, key: &MatchKey) -> &[u32] {
+        const FIRST: &[u32] = &[0];
+        match &self.produces[call as usize] {
+            Produces::Eager(p) if p.output.keys().any(|k| k == *key) => FIRST,
+            Produces::Graph { exec, .. } => exec.outputs_under(key),
+            _ => &[],
+        }
+    }
+
+    /// Output `k` of call `call`, if it is the only output of the call a
+    /// record `observed` may be (`ResolvedExec::only_output`).
+    pub(crate) fn only_output(&self, call: u32, k: u32, observed: &Observed) -> Option<u32> {
+        match &self.produces[call as usize] {
+            Produces::Graph { exec, .. } => exec.only_output(k, observed),
+            _ => None,
+        }
     }
 
     /// Other threads' packet-writing calls that overlap call `p`.
@@ -337,21 +473,24 @@ impl<'a> CallIndex<'a> {
             start: enter,
             end: exit,
             at_edge: exit > close || self.edge.any_overlapping(enter, exit),
+            unknown: false,
+            producers: HullProducers::None,
         };
-        let neighbours: Vec<u32> = self.overlapping_writers(p).collect();
-        for n in neighbours {
+        for n in self.overlapping_writers(p) {
             let c = self.call(n);
             hull.start = hull.start.min(c.enter_ns);
             hull.end = hull.end.max(c.exit_ns.max(c.enter_ns));
             hull.at_edge |= c.exit_ns > close;
         }
+        hull.unknown = self.unknown.any_overlapping(hull.start, hull.end);
+        let mut producing = self.producing.overlapping(hull.start, hull.end);
+        hull.producers = match (producing.next(), producing.next()) {
+            (None, _) => HullProducers::None,
+            (Some(c), None) => HullProducers::One(c),
+            (Some(_), Some(_)) => HullProducers::Several,
+        };
         self.hulls[p as usize] = Some(hull);
         hull
-    }
-
-    /// A call whose work is unknown overlaps the hull.
-    pub(crate) fn unknown_within(&self, hull: Hull) -> bool {
-        self.unknown.any_overlapping(hull.start, hull.end)
     }
 
     /// Was call `p` alone: no other thread wrote packets during it, and no

@@ -44,7 +44,7 @@ use crate::calls::{CallIndex, Produces};
 use crate::evidence::Observation;
 use crate::ids::{AttributionId, GraphKey, NodeId};
 use crate::rules;
-use crate::rules::candidates::Slot;
+use crate::rules::candidates::{Candidates, Slot};
 use crate::verdict::{KeyProof, KeyVerdict, LinkProof, LinkVerdict, Reason};
 use crate::work::{MatchKey, Output};
 
@@ -96,17 +96,18 @@ impl Joint {
     pub(crate) fn new(
         index: &CallIndex<'_>,
         observations: &[Observation],
-        candidates: &[Result<Vec<Slot>, Reason>],
+        candidates: &Candidates,
         keys: &[KeyVerdict],
         links: &[LinkVerdict],
     ) -> Joint {
-        let mut first_slot = Vec::with_capacity(index.outputs.len() + 1);
+        let calls = index.produces.len();
+        let mut first_slot = Vec::with_capacity(calls + 1);
         let mut slots = Vec::new();
-        for (call, outputs) in index.outputs.iter().enumerate() {
+        for call in 0..calls as u32 {
             first_slot.push(slots.len() as u32);
-            for k in 0..outputs.len() {
+            for k in 0..index.outputs(call).len() {
                 slots.push(SlotInfo {
-                    call: call as u32,
+                    call,
                     k: k as u32,
                     mandatory: false,
                 });
@@ -115,13 +116,13 @@ impl Joint {
         first_slot.push(slots.len() as u32);
         let unbounded_kinds: HashSet<MatchKey> = observations
             .iter()
-            .zip(candidates)
-            .filter(|(_, c)| c.is_err())
-            .map(|(o, _)| MatchKey::of(&o.observed))
+            .enumerate()
+            .filter(|&(r, _)| candidates.get(r).is_err())
+            .map(|(_, o)| MatchKey::of(&o.observed))
             .collect();
         let closed = index.evidence.complete && index.evidence.calls_complete && !index.has_edges();
         for slot in &mut slots {
-            let output = index.outputs[slot.call as usize][slot.k as usize].output;
+            let output = index.output(slot.call, slot.k).output;
             slot.mandatory = closed
                 && matches!(output, Output::Kernel(_))
                 && output.keys().all(|k| !unbounded_kinds.contains(&k));
@@ -131,15 +132,17 @@ impl Joint {
             slot_edges: vec![Vec::new(); slots.len()],
             slots,
             first_slot,
-            bounded: candidates.iter().map(Result::is_ok).collect(),
+            bounded: (0..candidates.len())
+                .map(|r| candidates.get(r).is_ok())
+                .collect(),
             edge_record: Vec::new(),
             edge_slot: Vec::new(),
             alive: Vec::new(),
             removed: 0,
             contradicted: HashSet::new(),
         };
-        for (r, c) in candidates.iter().enumerate() {
-            let Ok(c) = c else { continue };
+        for r in 0..candidates.len() {
+            let Ok(c) = candidates.get(r) else { continue };
             for &(call, k) in c {
                 if !agrees(index, (call, k), &keys[r], &links[r]) {
                     continue;
@@ -220,7 +223,7 @@ impl Joint {
     /// The kind of every slot that can only be one kind of record.
     pub(crate) fn slot_kind(&self, index: &CallIndex<'_>, s: u32) -> Option<MatchKey> {
         let slot = self.slots[s as usize];
-        let output = index.outputs[slot.call as usize][slot.k as usize].output;
+        let output = index.output(slot.call, slot.k).output;
         let mut keys = output.keys();
         let first = keys.next();
         if keys.next().is_some() {
@@ -233,7 +236,7 @@ impl Joint {
 
 /// Does candidate `slot` agree with what earlier rules proved?
 fn agrees(index: &CallIndex<'_>, (call, k): Slot, key: &KeyVerdict, link: &LinkVerdict) -> bool {
-    let node = index.outputs[call as usize][k as usize].node;
+    let node = index.output(call, k).node;
     let key_ok = match *key {
         KeyVerdict::Key { key, .. } => {
             node == Some(key.node)
@@ -279,7 +282,7 @@ pub(crate) struct JointOutcome {
 pub(crate) fn apply(
     index: &CallIndex<'_>,
     observations: &[Observation],
-    candidates: &[Result<Vec<Slot>, Reason>],
+    candidates: &Candidates,
     keys: &mut [KeyVerdict],
     links: &mut [LinkVerdict],
     assumptions: Assumptions,
@@ -387,7 +390,7 @@ fn agreement(index: &CallIndex<'_>, joint: &Joint, r: u32) -> (Agreement, Option
     let mut calls: Option<Option<u32>> = None;
     for e in joint.record_edges(r) {
         let slot = joint.slots[joint.slot_of(e) as usize];
-        let produced = index.outputs[slot.call as usize][slot.k as usize];
+        let produced = index.output(slot.call, slot.k);
         let graph = match (&index.produces[slot.call as usize], produced.node) {
             (Produces::Graph { graph_id, .. }, Some(_)) => Some(*graph_id),
             _ => None,
@@ -457,6 +460,7 @@ pub(crate) mod testing {
                 .map(|&(k, deps)| NodeSpec {
                     work: NodeWork::Kernel(kernel(k)),
                     deps: deps.into(),
+                    detail: Default::default(),
                 })
                 .collect(),
             complete: true,
@@ -512,8 +516,8 @@ pub(crate) mod testing {
             queue_slots: 16384,
         };
         let index = CallIndex::new(&evidence, &|_| false);
-        let candidates: Vec<Result<Vec<Slot>, Reason>> =
-            candidates.iter().map(|c| Ok(c.clone())).collect();
+        let candidates =
+            Candidates::from_lists(&candidates.iter().map(|c| Ok(c.clone())).collect::<Vec<_>>());
         let keys = vec![KeyVerdict::Withheld(Reason::Ambiguous); observations.len()];
         let links = vec![LinkVerdict::Unlinked(Reason::SeveralCalls); observations.len()];
         let mut joint = Joint::new(&index, observations, &candidates, &keys, &links);
@@ -576,7 +580,7 @@ mod tests {
             queue_slots: 16384,
         };
         let index = CallIndex::new(&evidence, &|_| false);
-        let cands = vec![Ok(vec![(0, 0), (1, 0)])];
+        let cands = Candidates::from_lists(&[Ok(vec![(0, 0), (1, 0)])]);
         let joint = Joint::new(
             &index,
             &obs,
@@ -615,8 +619,8 @@ mod tests {
             queue_slots: 16384,
         };
         let index = CallIndex::new(&evidence, &|_| false);
-        let candidates: Vec<Result<Vec<Slot>, Reason>> =
-            cands.iter().map(|c| Ok(c.clone())).collect();
+        let candidates =
+            Candidates::from_lists(&cands.iter().map(|c| Ok(c.clone())).collect::<Vec<_>>());
         let mut keys = vec![KeyVerdict::Withheld(Reason::Ambiguous); obs.len()];
         let mut links = vec![LinkVerdict::Unlinked(Reason::SeveralCalls); obs.len()];
         let outcome = apply(

@@ -107,7 +107,9 @@ pub use ids::{AttributionId, ExecHandle, ExecIdentity, GraphKey, LaunchedExec, N
 pub use launch_log::{LaunchEnding, LaunchLog, LaunchRecord};
 pub use launch_stack::STACK_CAPACITY;
 pub use session::SessionMemory;
-pub use structure::{ExecContents, GraphHandle, GraphStructure, NodeHandle, NodeSpec, NodeWork};
+pub use structure::{
+    ExecContents, GraphHandle, GraphStructure, NodeDetail, NodeHandle, NodeSpec, NodeWork,
+};
 #[cfg(feature = "naive-launch-stack")]
 pub use tracker::NaiveLaunchStack;
 pub use tracker::{LaunchCall, LaunchTracker, TrackerConfig, DEFAULT_LAUNCH_LOG_CAPACITY};

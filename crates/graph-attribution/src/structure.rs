@@ -49,11 +49,24 @@ pub enum NodeWork {
     Unknown,
 }
 
+/// What a node does beyond what attribution matches, for the timeline
+/// (attribution never reads it).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum NodeDetail {
+    #[default]
+    None,
+    /// A memset node: `bytes` set to the byte `value`.
+    Memset { bytes: u64, value: u32 },
+    /// A host node (hipGraphAddHostNode): the function it runs.
+    Host { function: u64 },
+}
+
 /// One node: its work and the creation indices of the nodes it waits for.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct NodeSpec {
     pub work: NodeWork,
     pub deps: Box<[u32]>,
+    pub detail: NodeDetail,
 }
 
 /// What an exec runs: a snapshot of its graph's nodes at instantiate (or
@@ -133,6 +146,18 @@ impl GraphStructure {
         deps: &[NodeHandle],
         work: NodeWork,
     ) {
+        self.node_added_with(graph, node, deps, work, NodeDetail::None)
+    }
+
+    /// As `node_added`, with what the node does beyond its work.
+    pub fn node_added_with(
+        &self,
+        graph: GraphHandle,
+        node: NodeHandle,
+        deps: &[NodeHandle],
+        work: NodeWork,
+        detail: NodeDetail,
+    ) {
         let mut r = self.lock();
         let mut indices = Vec::with_capacity(deps.len());
         let mut known = true;
@@ -147,6 +172,7 @@ impl GraphStructure {
         state.nodes.push(NodeSpec {
             work,
             deps: indices.into_boxed_slice(),
+            detail,
         });
         state.complete &= known;
         r.nodes.insert(node, (graph, index));

@@ -185,16 +185,49 @@ impl Summary {
         total(&self.unlinked_by)
     }
 
+    #[cfg(test)]
     pub(crate) fn count(&mut self, key: &KeyVerdict, link: &LinkVerdict) {
-        self.records += 1;
+        self.add(key, link, 1);
+    }
+
+    /// Counts every record's pair. Neighbouring records mostly share their
+    /// proofs, so each run of equal proofs and reasons is added at once.
+    pub(crate) fn count_all(&mut self, keys: &[KeyVerdict], links: &[LinkVerdict]) {
+        let class = |k: &KeyVerdict, l: &LinkVerdict| {
+            let key = match *k {
+                KeyVerdict::Key { proof, .. } => proof as u16,
+                KeyVerdict::NotGraphed => 0x100,
+                KeyVerdict::Withheld(reason) => 0x200 | reason as u16,
+            };
+            let link = match *l {
+                LinkVerdict::Linked { proof, .. } => proof as u16,
+                LinkVerdict::Unlinked(reason) => 0x100 | reason as u16,
+            };
+            (key, link)
+        };
+        let mut i = 0;
+        while i < keys.len() {
+            let this = class(&keys[i], &links[i]);
+            let run = keys[i..]
+                .iter()
+                .zip(&links[i..])
+                .take_while(|(k, l)| class(k, l) == this)
+                .count();
+            self.add(&keys[i], &links[i], run as u64);
+            i += run;
+        }
+    }
+
+    fn add(&mut self, key: &KeyVerdict, link: &LinkVerdict, n: u64) {
+        self.records += n;
         match *key {
-            KeyVerdict::Key { proof, .. } => *self.attributed_by.entry(proof).or_default() += 1,
-            KeyVerdict::NotGraphed => self.not_graphed += 1,
-            KeyVerdict::Withheld(reason) => *self.withheld_by.entry(reason).or_default() += 1,
+            KeyVerdict::Key { proof, .. } => *self.attributed_by.entry(proof).or_default() += n,
+            KeyVerdict::NotGraphed => self.not_graphed += n,
+            KeyVerdict::Withheld(reason) => *self.withheld_by.entry(reason).or_default() += n,
         }
         match *link {
-            LinkVerdict::Linked { proof, .. } => *self.linked_by.entry(proof).or_default() += 1,
-            LinkVerdict::Unlinked(reason) => *self.unlinked_by.entry(reason).or_default() += 1,
+            LinkVerdict::Linked { proof, .. } => *self.linked_by.entry(proof).or_default() += n,
+            LinkVerdict::Unlinked(reason) => *self.unlinked_by.entry(reason).or_default() += n,
         }
     }
 

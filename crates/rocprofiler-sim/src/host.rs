@@ -151,6 +151,22 @@ impl Simulator {
         }
     }
 
+    /// roctxRangePushA(message), as an application calls libroctx64: the
+    /// level the range starts at.
+    pub fn roctx_range_push(&self, message: &str) -> Result<i32, HostError> {
+        let f = self.sym::<unsafe extern "C" fn(*const c_char) -> c_int>(b"roctxRangePushA\0")?;
+        let m = CString::new(message).map_err(|e| HostError::Load(e.to_string()))?;
+        // SAFETY: a NUL-terminated message valid for the call.
+        Ok(unsafe { f(m.as_ptr()) })
+    }
+
+    /// roctxRangePop(): the level of the range it closed, -1 with none open.
+    pub fn roctx_range_pop(&self) -> Result<i32, HostError> {
+        let f = self.sym::<unsafe extern "C" fn() -> c_int>(b"roctxRangePop\0")?;
+        // SAFETY: no arguments.
+        Ok(unsafe { f() })
+    }
+
     /// Driver shutdown: calls the tools' finalize.
     pub fn shutdown(&self) -> Result<(), HostError> {
         let f = self.sym::<ShutdownFn>(b"rocsim_shutdown\0")?;

@@ -39,6 +39,68 @@ pub struct RunTruth {
     pub setup_thread: u64,
     /// API calls made (each took one internal correlation id).
     pub api_calls: u64,
+    /// Host functions the streams and graphs ran (hipLaunchHostFunc, host
+    /// nodes), `rocm` model only.
+    #[serde(default)]
+    pub host_functions: Vec<HostFnTruth>,
+    /// One per hipEventRecord: when the event's marker completed.
+    #[serde(default)]
+    pub events: Vec<EventTruth>,
+    /// roctx marks and ranges, with the SDK callback times.
+    #[serde(default)]
+    pub markers: Vec<MarkerTruth>,
+}
+
+/// A host function that ran on the simulated runtime's callback thread.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct HostFnTruth {
+    /// hipLaunchHostFunc's, or the hipGraphLaunch's, correlation id.
+    pub launch_correlation_id: u64,
+    pub launching_thread: u64,
+    /// The stream of that call.
+    pub stream_id: u64,
+    /// The stream it held (an exec's internal one for a host node).
+    pub exec_stream_id: u64,
+    pub device: u32,
+    /// 0 for hipLaunchHostFunc.
+    pub graph_exec_id: u64,
+    /// The host node's creation index.
+    pub node_index: Option<u32>,
+    /// The function's address (hipLaunchHostFunc's `fn`, the node's
+    /// `hipHostNodeParams::fn`).
+    #[serde(default)]
+    pub function: u64,
+    pub start_ns: u64,
+    pub end_ns: u64,
+}
+
+/// One hipEventRecord.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct EventTruth {
+    /// The hipEvent_t value.
+    pub event: u64,
+    pub record_correlation_id: u64,
+    pub stream_id: u64,
+    pub device: u32,
+    /// The record call's ENTER.
+    pub enter_ns: u64,
+    /// When the event's marker completed (all work before it on the stream
+    /// done).
+    pub completed_ns: u64,
+}
+
+/// A roctx mark or range.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct MarkerTruth {
+    /// "mark", "thread_range" (push/pop) or "process_range" (start/stop).
+    pub kind: String,
+    pub message: String,
+    /// The thread of the mark, push or start.
+    pub thread: u64,
+    /// The SDK callback times: the mark's, the push's/start's ENTER and the
+    /// pop's/stop's EXIT.
+    pub start_ns: u64,
+    pub end_ns: u64,
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -91,6 +153,14 @@ pub struct OpTruth {
     pub block: [u32; 3],
     pub bytes: u64,
     pub direction: Option<Direction>,
+    /// A memset's byte value (fill blit kernels).
+    #[serde(default)]
+    pub value: Option<u32>,
+    /// A peer copy's source and destination devices.
+    #[serde(default)]
+    pub src_device: Option<u32>,
+    #[serde(default)]
+    pub dst_device: Option<u32>,
     pub device: u32,
     pub agent_id: u64,
     /// Index of the HW queue on its device (creation order); 0 for copies.
@@ -159,4 +229,14 @@ pub struct CallTruth {
     pub exit_ns: u64,
     /// The innermost push_marker name active on the thread at the call.
     pub marker: Option<String>,
+    /// Event calls: the hipEvent_t value.
+    #[serde(default)]
+    pub event: Option<u64>,
+    /// hipStreamWaitEvent / hipEventSynchronize: the hipEventRecord call
+    /// whose record it waited for (None: the event was never recorded).
+    #[serde(default)]
+    pub waited_record_correlation_id: Option<u64>,
+    /// hipDeviceSynchronize: the device.
+    #[serde(default)]
+    pub device: Option<u32>,
 }

@@ -74,6 +74,73 @@ pub struct rocprofiler_callback_tracing_hip_graph_data_t {
     pub graph_exec_value: rocprofiler_address_t,
 }
 
+/// `rocprofiler_marker_api_args_t` (marker/api_args.h): 16 bytes, its
+/// widest members being `{name, agent}` and `{name, device_id}`; only the
+/// members read here are declared.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub union rocprofiler_marker_api_args_t {
+    /// roctxMarkA, roctxRangePushA, roctxRangeStartA, and the range domain's
+    /// roctxThreadRangeA / roctxProcessRangeA: `const char* message`.
+    pub message: *const c_char,
+    /// roctxRangeStop: `roctx_range_id_t id`.
+    pub range_id: u64,
+    pub raw: [u64; 2],
+}
+
+impl Default for rocprofiler_marker_api_args_t {
+    fn default() -> Self {
+        Self { raw: [0; 2] }
+    }
+}
+
+/// `rocprofiler_marker_api_retval_t`: int32, int64 or a range id.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub union rocprofiler_marker_api_retval_t {
+    pub int32_t_retval: i32,
+    pub int64_t_retval: i64,
+    pub roctx_range_id_t_retval: u64,
+}
+
+impl Default for rocprofiler_marker_api_retval_t {
+    fn default() -> Self {
+        Self {
+            roctx_range_id_t_retval: 0,
+        }
+    }
+}
+
+/// Payload of MARKER_CORE_API and MARKER_CORE_RANGE_API callbacks
+/// (`rocprofiler_callback_tracing_marker_api_data_t`).
+#[repr(C)]
+#[derive(Clone, Copy, Default)]
+pub struct rocprofiler_callback_tracing_marker_api_data_t {
+    pub size: u64,
+    pub args: rocprofiler_marker_api_args_t,
+    pub retval: rocprofiler_marker_api_retval_t,
+}
+
+/// `rocprofiler_marker_core_api_id_t` (marker/api_id.h): the roctx core
+/// table's operations.
+pub mod marker_core_api_id {
+    pub const roctxMarkA: i32 = 0;
+    pub const roctxRangePushA: i32 = 1;
+    pub const roctxRangePop: i32 = 2;
+    pub const roctxRangeStartA: i32 = 3;
+    pub const roctxRangeStop: i32 = 4;
+}
+
+/// `rocprofiler_marker_core_range_api_id_t`: the range domain reports a
+/// push/pop pair as one roctxThreadRangeA (ENTER at the push, EXIT at the
+/// pop, one correlation id) and a start/stop pair as one roctxProcessRangeA.
+pub mod marker_core_range_api_id {
+    pub const roctxMarkA: i32 = 0;
+    pub const roctxThreadRangeA: i32 = 1;
+    pub const roctxProcessRangeA: i32 = 2;
+    pub const roctxGetThreadId: i32 = 3;
+}
+
 /// `rocprofiler_callback_tracing_cb_t`.
 pub type rocprofiler_callback_tracing_cb_t = Option<
     unsafe extern "C" fn(

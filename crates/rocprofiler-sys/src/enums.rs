@@ -260,3 +260,16 @@ c_enum! {
         V0 = 1,
     }
 }
+
+c_enum! {
+    /// `rocprofiler_marker_core_api_id_t` (marker/api_id.h:28-38): the
+    /// operations of MARKER_CORE_API, the ROCTX calls.
+    rocprofiler_marker_core_api_id_t(i32) {
+        roctxMarkA = 0,
+        roctxRangePushA = 1,
+        roctxRangePop = 2,
+        roctxRangeStartA = 3,
+        roctxRangeStop = 4,
+        roctxGetThreadId = 5,
+    }
+}

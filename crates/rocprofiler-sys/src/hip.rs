@@ -52,6 +52,15 @@ pub mod hip_runtime_api_id {
     /// One past the largest id any SDK this crate knows reports.
     pub const LAST: i32 = RUNTIME_API_NAMES.len() as i32;
 
+    /// The id of a runtime function, by name (the table is append-only,
+    /// so an id found here holds in every SDK that has the function).
+    pub fn by_name(name: &str) -> Option<i32> {
+        RUNTIME_API_NAMES
+            .iter()
+            .position(|n| *n == name)
+            .map(|i| i as i32)
+    }
+
     /// The runtime's name for an operation id.
     pub fn name(operation: i32) -> Option<&'static str> {
         usize::try_from(operation)
@@ -71,6 +80,9 @@ pub type hipGraph_t = *mut c_void;
 pub type hipGraphNode_t = *mut c_void;
 pub type hipStream_t = *mut c_void;
 pub type hipFunction_t = *mut c_void;
+pub type hipEvent_t = *mut c_void;
+/// `void (*)(void* userData)`, a host function a stream or graph runs.
+pub type hipHostFn_t = *mut c_void;
 
 /// `hipMemcpyKind` values.
 pub mod hip_memcpy_kind {
@@ -104,6 +116,93 @@ pub struct hipMemsetParams {
     pub pitch: usize,
     pub value: u32,
     pub width: usize,
+}
+
+/// `hipHostNodeParams` (hip/hip_runtime_api.h): `{fn, userData}`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct hipHostNodeParams {
+    pub fn_: hipHostFn_t,
+    pub userData: *mut c_void,
+}
+
+/// `hipEventCreate(hipEvent_t* event)`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct hip_event_create_args {
+    pub event: *mut hipEvent_t,
+}
+
+/// `hipEventRecord(hipEvent_t event, hipStream_t stream)`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct hip_event_record_args {
+    pub event: hipEvent_t,
+    pub stream: hipStream_t,
+}
+
+/// `hipEventSynchronize(hipEvent_t event)`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct hip_event_synchronize_args {
+    pub event: hipEvent_t,
+}
+
+/// `hipStreamWaitEvent(hipStream_t stream, hipEvent_t event, unsigned int flags)`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct hip_stream_wait_event_args {
+    pub stream: hipStream_t,
+    pub event: hipEvent_t,
+    pub flags: u32,
+}
+
+/// `hipStreamSynchronize(hipStream_t stream)`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct hip_stream_synchronize_args {
+    pub stream: hipStream_t,
+}
+
+/// `hipSetDevice(int deviceId)`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct hip_set_device_args {
+    pub deviceId: i32,
+}
+
+/// `hipLaunchHostFunc(hipStream_t stream, hipHostFn_t fn, void* userData)`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct hip_launch_host_func_args {
+    pub stream: hipStream_t,
+    pub fn_: hipHostFn_t,
+    pub userData: *mut c_void,
+}
+
+/// `hipMemcpyPeerAsync(void* dst, int dstDeviceId, const void* src, int
+/// srcDevice, size_t sizeBytes, hipStream_t stream)`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct hip_memcpy_peer_async_args {
+    pub dst: *mut c_void,
+    pub dstDeviceId: i32,
+    pub src: *const c_void,
+    pub srcDevice: i32,
+    pub sizeBytes: usize,
+    pub stream: hipStream_t,
+}
+
+/// `hipGraphAddHostNode(pGraphNode, graph, pDependencies, numDependencies,
+/// const hipHostNodeParams* pNodeParams)`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct hip_graph_add_host_node_args {
+    pub pGraphNode: *mut hipGraphNode_t,
+    pub graph: hipGraph_t,
+    pub pDependencies: *const hipGraphNode_t,
+    pub numDependencies: usize,
+    pub pNodeParams: *const hipHostNodeParams,
 }
 
 #[repr(C)]
@@ -335,6 +434,15 @@ pub union rocprofiler_hip_api_args_t {
     pub hipGraphClone: hip_graph_clone_args,
     pub hipStreamBeginCapture: hip_stream_begin_capture_args,
     pub hipStreamEndCapture: hip_stream_end_capture_args,
+    pub hipEventCreate: hip_event_create_args,
+    pub hipEventRecord: hip_event_record_args,
+    pub hipEventSynchronize: hip_event_synchronize_args,
+    pub hipStreamWaitEvent: hip_stream_wait_event_args,
+    pub hipStreamSynchronize: hip_stream_synchronize_args,
+    pub hipSetDevice: hip_set_device_args,
+    pub hipLaunchHostFunc: hip_launch_host_func_args,
+    pub hipMemcpyPeerAsync: hip_memcpy_peer_async_args,
+    pub hipGraphAddHostNode: hip_graph_add_host_node_args,
     /// The union's full extent in every SDK from 1.0 to 1.3.
     pub raw: [u64; 11],
 }

@@ -26,6 +26,13 @@ fn sizes_the_sdk_fixes() {
         size_of::<rocprofiler_callback_tracing_hip_api_data_t>(),
         8 + 88 + 24
     );
+    // callback_tracing.h:101-106: uint64_t size, the args (marker/
+    // api_args.h:49-113, at most two pointers), the retval (42-47, 8 bytes).
+    assert_eq!(size_of::<rocprofiler_marker_api_args_t>(), 16);
+    assert_eq!(
+        size_of::<rocprofiler_callback_tracing_marker_api_data_t>(),
+        8 + 16 + 8
+    );
     // fwd.h:623-637: uint64_t internal, rocprofiler_user_data_t external
     // (fwd.h:554-558, 8 bytes), uint64_t ancestor.
     assert_eq!(size_of::<rocprofiler_correlation_id_t>(), 24);
@@ -253,6 +260,18 @@ fn layout_matches_the_sdk_headers() {
             size,
             args,
             retval
+        );
+        // callback_tracing.h:101-106, marker/api_args.h:49-113 and 42-47.
+        same_layout!(
+            rocprofiler_callback_tracing_marker_api_data_t,
+            sdk::rocprofiler_callback_tracing_marker_api_data_t,
+            size,
+            args,
+            retval
+        );
+        same_layout!(
+            rocprofiler_marker_api_args_t,
+            sdk::rocprofiler_marker_api_args_t
         );
         // hip/api_args.h:66-3150 and 49-62.
         same_layout!(rocprofiler_hip_api_args_t, sdk::rocprofiler_hip_api_args_t);

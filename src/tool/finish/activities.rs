@@ -4,6 +4,7 @@
 use super::attribution::{Attribution, WindowSpan};
 use super::counters;
 use super::devices::Devices;
+use super::timeline::{self, TimelineContext, TimelineEvidence};
 use crate::window::{
     CopyActivity, DeviceLane, FinishedWindow, GraphNode, KernelActivity, RuntimeActivity,
 };
@@ -22,12 +23,15 @@ pub struct Context<'a> {
     pub sdk_dropped: u64,
     /// Add to an SDK timestamp to get system_clock nanoseconds.
     pub system_clock_offset_ns: i64,
+    pub timeline: &'a TimelineEvidence,
 }
 
 pub fn finish(mut window: FinalisedWindow, span: &WindowSpan, cx: &Context) -> FinishedWindow {
     let devices = cx.devices;
     let mut summary = Vec::new();
     let mut may_miss_records = false;
+    let mut launches = HashMap::new();
+    let mut links_proven = false;
     if let Some(attribution) = cx.attribution {
         let drops = window.stats.session_drops;
         // Every record of the window's calls is here: its correlation ids
@@ -38,25 +42,28 @@ pub fn finish(mut window: FinalisedWindow, span: &WindowSpan, cx: &Context) -> F
             && cx.sdk_dropped == 0;
         let complete =
             calls_complete && window.completeness.is_complete() && drops.after_finalise == 0;
-        let (lines, overflowed) =
-            attribution.attribute(&mut window, span, complete, calls_complete);
-        summary.extend(lines);
-        may_miss_records = overflowed;
+        let attributed = attribution.attribute(&mut window, span, complete, calls_complete);
+        summary.extend(attributed.lines);
+        may_miss_records = attributed.overflowed;
+        launches = attributed.launches;
+        links_proven = attributed.links_proven;
     } else {
         summary.push("graph_attribution=disabled".to_string());
     }
     let mut name_index: HashMap<u64, u32> = HashMap::new();
     let mut kernel_names: Vec<String> = Vec::new();
+    let mut kernel_symbols: Vec<String> = Vec::new();
     let k = &window.kernels;
     let mut kernels = Vec::with_capacity(k.len());
     for row in k.rows() {
         let index = *name_index.entry(row.kernel_id).or_insert_with(|| {
-            kernel_names.push(
-                cx.kernel_names
-                    .get(&row.kernel_id)
-                    .cloned()
-                    .unwrap_or_else(|| format!("kernel_{}", row.kernel_id)),
-            );
+            let symbol = cx
+                .kernel_names
+                .get(&row.kernel_id)
+                .cloned()
+                .unwrap_or_else(|| format!("kernel_{}", row.kernel_id));
+            kernel_names.push(timeline::demangle(&symbol));
+            kernel_symbols.push(symbol);
             (kernel_names.len() - 1) as u32
         });
         kernels.push(KernelActivity {
@@ -76,6 +83,8 @@ pub fn finish(mut window: FinalisedWindow, span: &WindowSpan, cx: &Context) -> F
             user_external_id: row.external_id_user,
             graph: graph_node(row.graph_id, row.graph_node_id),
             counters: counters::get().map_or_else(Vec::new, |c| c.take(row.dispatch_id)),
+            blit: None,
+            branch: None,
         });
     }
     let copies = window
@@ -126,8 +135,9 @@ pub fn finish(mut window: FinalisedWindow, span: &WindowSpan, cx: &Context) -> F
     summary.push(format!("window_records={}", window.stats.records()));
     summary.push(format!("dropped={}", window.stats.session_drops));
     summary.push(format!("sdk_dropped={}", cx.sdk_dropped));
-    FinishedWindow {
+    let mut out = FinishedWindow {
         kernel_names,
+        kernel_symbols,
         kernels,
         copies,
         runtime,
@@ -137,8 +147,16 @@ pub fn finish(mut window: FinalisedWindow, span: &WindowSpan, cx: &Context) -> F
             .map(|(device, name)| DeviceLane { device, name })
             .collect(),
         system_clock_offset_ns: cx.system_clock_offset_ns,
-        summary,
-    }
+        ..FinishedWindow::default()
+    };
+    let tcx = TimelineContext {
+        links_proven,
+        launches: &launches,
+        closed_ns: span.closed_ns,
+    };
+    timeline::finish(cx.timeline, &window, &mut out, &tcx, &mut summary);
+    out.summary = summary;
+    out
 }
 
 /// Both halves of a key, or none: a record is never shown half-attributed.

@@ -23,13 +23,13 @@ use super::roles;
 use activity_store::{CopyDirection, FinalisedWindow};
 use dashmap::DashMap;
 use graph_attribution::{
-    attribute_window, Assumptions, BlitKind, Call, CallWork, Direction, ExecHandle, ExecIdentity,
-    GraphKey, GraphStructure, KernelShape, KeyVerdict, LaunchCall, LaunchTracker, LinkVerdict,
-    Observation, Observed, SessionMemory, TrackerConfig, WindowEvidence,
+    attribute_window, Assumptions, BlitKind, Call, CallWork, Direction, ExecContents, ExecHandle,
+    ExecIdentity, GraphKey, GraphStructure, KernelShape, KeyVerdict, LaunchCall, LaunchTracker,
+    LinkVerdict, Observation, Observed, SessionMemory, TrackerConfig, WindowEvidence,
 };
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Mutex, RwLock};
+use std::sync::{Arc, Mutex, RwLock};
 
 /// How graph keys are found.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -66,6 +66,19 @@ pub fn enabled_from_env() -> bool {
         log::warn!("kineto-rocm: {warning}");
     }
     enabled
+}
+
+/// What attributing a window gave.
+pub struct Attributed {
+    /// Summary lines for the trace metadata.
+    pub lines: Vec<String>,
+    /// Records may be missing although every correlation id retired.
+    pub overflowed: bool,
+    /// What each graph launch of the window ran, by its correlation id.
+    pub launches: HashMap<u64, Arc<ExecContents>>,
+    /// Every record's launching call in the columns is proven (the
+    /// evidence method); false: it is the record's processing call.
+    pub links_proven: bool,
 }
 
 /// What a trace window needs from the session around it.
@@ -231,7 +244,7 @@ impl Attribution {
         span: &WindowSpan,
         complete: bool,
         calls_complete: bool,
-    ) -> (Vec<String>, bool) {
+    ) -> Attributed {
         let works: Vec<(u64, CallWork)> = {
             let keys: Vec<u64> = self
                 .works
@@ -247,14 +260,28 @@ impl Attribution {
         // now (whose records have not arrived), are edges of its evidence.
         let mut open_edge = self.presence.take_open_edge(span.opened_ns);
         open_edge.extend(self.presence.in_flight());
-        let out = match self.method {
+        // What each graph launch ran, for the timeline (node details and
+        // dependencies of the nodes whose keys are proven).
+        let launches: HashMap<u64, Arc<ExecContents>> = works
+            .iter()
+            .filter_map(|(c, w)| match w {
+                CallWork::Graph { exec, .. } => Some((*c, exec.clone())),
+                _ => None,
+            })
+            .collect();
+        let (lines, overflowed) = match self.method {
             Method::Evidence => {
                 self.by_evidence(window, span, (complete, calls_complete), works, &open_edge)
             }
             Method::LaunchStack => (self.by_launch_stack(window), false),
         };
         lock(&self.memory).forget(&self.tracker.take_retired_attributions());
-        out
+        Attributed {
+            lines,
+            overflowed,
+            launches,
+            links_proven: self.method == Method::Evidence,
+        }
     }
 
     fn by_launch_stack(&self, window: &mut FinalisedWindow) -> Vec<String> {

@@ -9,3 +9,4 @@ pub mod counters;
 pub mod devices;
 mod presence;
 pub mod roles;
+pub mod timeline;

@@ -19,6 +19,9 @@ pub enum Build {
     AddKernelNode,
     AddMemcpyNode1D,
     AddMemsetNode,
+    /// hipGraphAddHostNode: no dispatch; its function is kept for the
+    /// timeline.
+    AddHostNode,
     /// Another hipGraphAdd*Node (same leading arguments), with the work its
     /// kind implies.
     AddOtherNode(NodeWork),
@@ -47,6 +50,8 @@ pub enum Role {
     MemcpyAsync,
     Memcpy,
     Memset,
+    /// hipMemcpyPeerAsync / hipMemcpyPeer: a device-to-device copy.
+    MemcpyPeer,
     GraphLaunch,
     Build(Build),
 }
@@ -67,7 +72,9 @@ fn role_of(name: &str) -> Role {
         "hipMemsetAsync" | "hipMemsetAsync_spt" | "hipMemset" | "hipMemset_spt" => {
             return Role::Memset
         }
+        "hipMemcpyPeerAsync" | "hipMemcpyPeer" => return Role::MemcpyPeer,
         "hipGraphLaunch" | "hipGraphLaunch_spt" => return Role::GraphLaunch,
+        "hipGraphAddHostNode" => return Role::Build(AddHostNode),
         "hipGraphCreate" => return Role::Build(Create),
         "hipGraphAddKernelNode" => return Role::Build(AddKernelNode),
         "hipGraphAddMemcpyNode1D" => return Role::Build(AddMemcpyNode1D),
@@ -242,8 +249,13 @@ mod tests {
             |n: &str| role(RUNTIME_API_NAMES.iter().position(|x| *x == n).unwrap() as i32);
         assert_eq!(
             by_name("hipGraphAddHostNode"),
+            Role::Build(Build::AddHostNode)
+        );
+        assert_eq!(
+            by_name("hipGraphAddEventRecordNode"),
             Role::Build(Build::AddOtherNode(NodeWork::NoDispatch))
         );
+        assert_eq!(by_name("hipMemcpyPeerAsync"), Role::MemcpyPeer);
         assert_eq!(
             by_name("hipGraphAddChildGraphNode"),
             Role::Build(Build::AddOtherNode(NodeWork::Unknown))

@@ -2,12 +2,15 @@
 //! unwind reaches the SDK.
 use super::decode::{self, Decoded};
 use super::graph_calls;
+use super::hip_calls;
+use super::lifecycle;
 use super::tool::{self, Tool};
+use crate::tool::finish::timeline::{timeline_call, MarkerPhase};
 use crate::tool::session::collector::Batch;
 use graph_attribution::LaunchCall;
 use rocprofiler_sys::*;
 use std::cell::{Cell, RefCell};
-use std::ffi::c_void;
+use std::ffi::{c_void, CStr};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 pub unsafe extern "C" fn on_callback(
@@ -22,6 +25,7 @@ pub unsafe extern "C" fn on_callback(
             rocprofiler_callback_tracing_kind_t::HIP_GRAPH => on_hip_graph(tool, &record),
             rocprofiler_callback_tracing_kind_t::HIP_STREAM => on_hip_stream(tool, &record),
             rocprofiler_callback_tracing_kind_t::CODE_OBJECT => on_code_object(tool, &record),
+            rocprofiler_callback_tracing_kind_t::MARKER_CORE_RANGE_API => on_marker(tool, &record),
             _ => {}
         }
     }));
@@ -30,6 +34,45 @@ pub unsafe extern "C" fn on_callback(
             "kineto-rocm: panic in a tracing callback (kind {}); record ignored",
             record.kind.0
         );
+    }
+}
+
+/// A ROCTX range pushed or popped (the ranges context's callback): told to
+/// the lifecycle observer at ENTER, before the call runs.
+pub unsafe extern "C" fn on_roctx_window_range(
+    record: rocprofiler_callback_tracing_record_t,
+    _user_data: *mut rocprofiler_user_data_t,
+    _data: *mut c_void,
+) {
+    let outcome = catch_unwind(AssertUnwindSafe(|| {
+        let Some(observer) = lifecycle::lifecycle() else {
+            return;
+        };
+        if record.phase != rocprofiler_callback_phase_t::ENTER {
+            return;
+        }
+        let op = rocprofiler_marker_core_api_id_t(record.operation);
+        if op == rocprofiler_marker_core_api_id_t::roctxRangePop {
+            observer.range(record.thread_id, None);
+        } else if op == rocprofiler_marker_core_api_id_t::roctxRangePushA {
+            // SAFETY: MARKER_CORE_API payloads are marker API data.
+            let Some(data) =
+                (unsafe { payload::<rocprofiler_callback_tracing_marker_api_data_t>(&record) })
+            else {
+                return;
+            };
+            // SAFETY: roctxRangePushA's arguments are its message.
+            let message = unsafe { data.args.message };
+            if message.is_null() {
+                return;
+            }
+            // SAFETY: a NUL-terminated message, valid during the call.
+            let text = unsafe { CStr::from_ptr(message) }.to_string_lossy();
+            observer.range(record.thread_id, Some(&text));
+        }
+    }));
+    if outcome.is_err() {
+        log::error!("kineto-rocm: panic in the ROCTX range callback; range ignored");
     }
 }
 
@@ -49,13 +92,32 @@ fn on_hip_api(tool: &Tool, record: &rocprofiler_callback_tracing_record_t) {
     let correlation_id = record.correlation_id.internal;
     // Joined once per call: at ENTER when SET wraps the call, at EXIT when
     // it fired inside it.
-    if let Some(stream) = CURRENT_STREAM.take() {
+    let stream = CURRENT_STREAM.take();
+    if let Some(stream) = stream {
         tool.collector.on_stream_of(correlation_id, stream);
     }
     let now_ns = tool.now();
     let collecting = tool.collector.collecting();
     if collecting && record.phase == rocprofiler_callback_phase_t::ENTER {
         tool.collector.on_call_issued(correlation_id, now_ns);
+    }
+    if record.phase == rocprofiler_callback_phase_t::ENTER {
+        if let Some(call) = timeline_call(record.operation) {
+            // SAFETY: HIP_RUNTIME_API callbacks carry a hip_api_data payload.
+            let data = unsafe { payload::<rocprofiler_callback_tracing_hip_api_data_t>(record) };
+            if let Some(data) = data {
+                // SAFETY: the payload of a call of `call`'s operation.
+                if let Some(args) = unsafe { hip_calls::timeline_args(call, &data.args) } {
+                    tool.collector.timeline().call_entered(
+                        record.thread_id,
+                        correlation_id,
+                        stream,
+                        args,
+                        collecting,
+                    );
+                }
+            }
+        }
     }
     let Some(attribution) = tool.collector.attribution() else {
         return;
@@ -77,6 +139,30 @@ fn on_hip_api(tool: &Tool, record: &rocprofiler_callback_tracing_record_t) {
         &data,
         now_ns,
         collecting,
+    );
+}
+
+/// A roctx range's ENTER (push or start, with its message) or EXIT (pop or
+/// stop), or a mark, from the SDK's marker range domain.
+fn on_marker(tool: &Tool, record: &rocprofiler_callback_tracing_record_t) {
+    let phase = if record.phase == rocprofiler_callback_phase_t::ENTER {
+        // SAFETY: marker callbacks carry a marker_api_data payload.
+        let data = unsafe { payload::<rocprofiler_callback_tracing_marker_api_data_t>(record) };
+        MarkerPhase::Enter {
+            // SAFETY: at ENTER of a mark or range the first argument is the
+            // message, a NUL-terminated string valid during the callback.
+            message: data.and_then(|data| unsafe { c_str_lossy(data.args.message) }),
+        }
+    } else {
+        MarkerPhase::Exit
+    };
+    tool.collector.timeline().marker(
+        record.correlation_id.internal,
+        record.operation,
+        phase,
+        record.thread_id,
+        tool.now(),
+        tool.collector.collecting(),
     );
 }
 
@@ -180,8 +266,10 @@ pub unsafe extern "C" fn on_buffer(
 ) {
     let outcome = catch_unwind(AssertUnwindSafe(|| {
         let Some(tool) = tool::get() else { return };
+        let began_ns = tool.now();
         if drop_count > 0 {
             tool.collector.on_sdk_dropped(drop_count);
+            tool.collector.timeline().sdk_dropped(began_ns, drop_count);
         }
         if headers.is_null() {
             return;
@@ -219,6 +307,9 @@ pub unsafe extern "C" fn on_buffer(
             }
             tool.collector.on_records(batch);
         });
+        tool.collector
+            .timeline()
+            .buffer_processed(began_ns, tool.now(), num_headers as u64);
     }));
     if outcome.is_err() {
         log::error!(

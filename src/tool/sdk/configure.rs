@@ -1,6 +1,7 @@
 //! How the SDK finds and starts this tool: `rocprofiler_configure`, then
 //! `initialize` (the only place services may be configured), then `finalize`;
 //! and how the session asks an SDK that has not configured us yet to do so.
+use super::lifecycle::lifecycle;
 use super::services;
 use super::tool::{self, Tool};
 use crate::error::ToolError;
@@ -66,7 +67,12 @@ unsafe extern "C" fn tool_initialize(
     _tool_data: *mut c_void,
 ) -> i32 {
     let outcome = catch_unwind(AssertUnwindSafe(|| match initialise() {
-        Ok(()) => 0,
+        Ok(()) => {
+            if let Some(observer) = lifecycle() {
+                observer.initialised();
+            }
+            0
+        }
         Err(why) => {
             log::error!("{why}; not collecting");
             -1
@@ -80,6 +86,9 @@ unsafe extern "C" fn tool_initialize(
 
 unsafe extern "C" fn tool_finalize(_tool_data: *mut c_void) {
     let _ = catch_unwind(|| {
+        if let Some(observer) = lifecycle() {
+            observer.finalising();
+        }
         if let Some(tool) = tool::get() {
             tool.on_sdk_finalize();
         }
@@ -91,7 +100,8 @@ fn initialise() -> Result<(), ToolError> {
     let sdk = Sdk::resolve().map_err(|why| ToolError::Unavailable(why.to_string()))?;
     let graph_domain = sdk.version() >= HIP_GRAPH_DOMAIN_VERSION;
     let attribution = attribution::enabled_from_env().then(Method::from_env);
-    let services = services::configure_all(&sdk, graph_domain, attribution)?;
+    let ranges = lifecycle().is_some_and(|observer| observer.follows_ranges());
+    let services = services::configure_all(&sdk, graph_domain, attribution, ranges)?;
     Tool::install(sdk, services, graph_domain, attribution)
 }
 

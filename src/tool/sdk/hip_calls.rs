@@ -4,9 +4,11 @@
 //! handles are written). The only code that reads HIP argument unions.
 use crate::tool::finish::captures::Captures;
 use crate::tool::finish::roles::{work_of_role, Build, Role};
+use crate::tool::finish::timeline::{CallArgs, TimelineCall};
+use activity_store::CopyDirection;
 use graph_attribution::{
-    BlitKind, CallWork, Direction, ExecHandle, GraphHandle, GraphStructure, HostKernel, NodeHandle,
-    NodeWork, Output,
+    BlitKind, CallWork, Direction, ExecHandle, GraphHandle, GraphStructure, HostKernel, NodeDetail,
+    NodeHandle, NodeWork, Output,
 };
 use rocprofiler_sys::hip_memcpy_kind as kind;
 use rocprofiler_sys::*;
@@ -78,6 +80,15 @@ pub unsafe fn work_at_enter(
             }
         }
         Role::Memset => CallWork::Output(Output::Blit(BlitKind::Fill)),
+        Role::MemcpyPeer => {
+            // SAFETY: hipMemcpyPeerAsync's arguments (hipMemcpyPeer's
+            // leading five are the same).
+            let a = unsafe { args.hipMemcpyPeerAsync };
+            CallWork::Output(copy_output(
+                Some(Direction::DeviceToDevice),
+                a.sizeBytes as u64,
+            ))
+        }
         Role::GraphLaunch => {
             // SAFETY: hipGraphLaunch and _spt take (graphExec, stream).
             let a = unsafe { args.hipGraphLaunch };
@@ -127,17 +138,19 @@ pub unsafe fn follow(
 ) {
     // Every add call starts with (pGraphNode, graph, pDependencies, numDependencies).
     // SAFETY: the caller passes the payload of an add call for the add arms.
-    let add = |work: NodeWork| unsafe {
+    let add_with = |work: NodeWork, detail: NodeDetail| unsafe {
         let a = args.hipGraphAddEmptyNode;
         if let Some(node) = read(a.pGraphNode) {
-            s.node_added(
+            s.node_added_with(
                 GraphHandle(a.graph as u64),
                 NodeHandle(node as u64),
                 &dependencies(a.pDependencies, a.numDependencies),
                 work,
+                detail,
             );
         }
     };
+    let add = |work: NodeWork| add_with(work, NodeDetail::None);
     // SAFETY: in every arm the union member read is the one of `build`'s
     // operation, whose output handles the call wrote before EXIT; `read`
     // and `dependencies` get pointers from those arguments.
@@ -170,7 +183,29 @@ pub unsafe fn follow(
                     None => NodeWork::Unknown,
                 });
             }
-            Build::AddMemsetNode => add(NodeWork::Memset),
+            Build::AddMemsetNode => {
+                let a = args.hipGraphAddMemsetNode;
+                let detail = match read(a.pMemsetParams) {
+                    Some(p) => NodeDetail::Memset {
+                        bytes: (p.width as u64)
+                            .saturating_mul(p.height.max(1) as u64)
+                            .saturating_mul(u64::from(p.elementSize.max(1))),
+                        value: p.value,
+                    },
+                    None => NodeDetail::None,
+                };
+                add_with(NodeWork::Memset, detail)
+            }
+            Build::AddHostNode => {
+                let a = args.hipGraphAddHostNode;
+                let detail = match read(a.pNodeParams) {
+                    Some(p) => NodeDetail::Host {
+                        function: p.fn_ as u64,
+                    },
+                    None => NodeDetail::None,
+                };
+                add_with(NodeWork::NoDispatch, detail)
+            }
             Build::AddOtherNode(work) => add(work),
             Build::Clone => {
                 let a = args.hipGraphClone;
@@ -214,4 +249,67 @@ pub unsafe fn follow(
             }
         }
     }
+}
+
+/// What the timeline reads from a call's arguments at ENTER.
+///
+/// # Safety
+/// `args` must be the payload of a call of `call`'s operation.
+pub unsafe fn timeline_args(
+    call: TimelineCall,
+    args: &rocprofiler_hip_api_args_t,
+) -> Option<CallArgs> {
+    let copy_direction = |k: i32| match direction(k) {
+        Some(Some(Direction::HostToHost)) => CopyDirection::HostToHost,
+        Some(Some(Direction::HostToDevice)) => CopyDirection::HostToDevice,
+        Some(Some(Direction::DeviceToHost)) => CopyDirection::DeviceToHost,
+        Some(Some(Direction::DeviceToDevice)) => CopyDirection::DeviceToDevice,
+        _ => CopyDirection::Unknown,
+    };
+    // SAFETY: in every arm the union member read is the one of `call`'s
+    // operation (the _spt variants share their layouts; hipMemset and
+    // hipMemcpy lead with the async variants' arguments).
+    Some(unsafe {
+        match call {
+            TimelineCall::Memset => {
+                let a = args.hipMemsetAsync;
+                CallArgs::Memset {
+                    bytes: a.sizeBytes as u64,
+                    value: (a.value as u32) & 0xff,
+                }
+            }
+            TimelineCall::Copy => {
+                let a = args.hipMemcpy;
+                CallArgs::Copy {
+                    bytes: a.sizeBytes as u64,
+                    direction: copy_direction(a.kind),
+                }
+            }
+            TimelineCall::PeerCopy => {
+                let a = args.hipMemcpyPeerAsync;
+                CallArgs::PeerCopy {
+                    bytes: a.sizeBytes as u64,
+                    src_device: a.srcDevice,
+                    dst_device: a.dstDeviceId,
+                }
+            }
+            TimelineCall::StreamSync => CallArgs::StreamSync,
+            TimelineCall::DeviceSync => CallArgs::DeviceSync,
+            TimelineCall::EventSync => CallArgs::EventSync {
+                event: args.hipEventSynchronize.event as u64,
+            },
+            TimelineCall::StreamWaitEvent => CallArgs::StreamWaitEvent {
+                event: args.hipStreamWaitEvent.event as u64,
+            },
+            TimelineCall::EventRecord => CallArgs::EventRecord {
+                event: args.hipEventRecord.event as u64,
+            },
+            TimelineCall::HostFunc => CallArgs::HostFunc {
+                function: args.hipLaunchHostFunc.fn_ as u64,
+            },
+            TimelineCall::SetDevice => CallArgs::SetDevice {
+                device: args.hipSetDevice.deviceId,
+            },
+        }
+    })
 }

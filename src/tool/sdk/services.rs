@@ -10,7 +10,8 @@
 //! stubs) and HIP_GRAPH (1.3+). With graph attribution on, the callback
 //! context stays active for the whole session: graphs are usually built, and
 //! calls may be in flight, before a window opens. With it off, the callbacks
-//! run only inside windows, in the collection context.
+//! run only inside windows, in the collection context. When the recorder
+//! follows ROCTX ranges, a third context takes their push and pop.
 use super::callbacks;
 use super::counting;
 use super::external_correlation;
@@ -31,12 +32,13 @@ fn create_context(sdk: &Sdk) -> Result<rocprofiler_context_id_t, ToolError> {
     Ok(context)
 }
 
-/// What to configure: the SDK's graph domain, and how graph keys are found
-/// (`None`: attribution off).
+/// What to configure: the SDK's graph domain, how graph keys are found
+/// (`None`: attribution off), and whether ROCTX ranges are followed.
 pub fn configure_all(
     sdk: &Sdk,
     graph_domain: bool,
     attribution: Option<Method>,
+    ranges: bool,
 ) -> Result<Services, ToolError> {
     let context = create_context(sdk)?;
     let session = attribution.map(|_| create_context(sdk)).transpose()?;
@@ -97,6 +99,27 @@ pub fn configure_all(
         })?;
     }
 
+    // roctx marks and ranges: the marker range domain reports a push..pop
+    // or start..stop as one ENTER/EXIT pair (SDK 1.0 and later). An SDK
+    // without it leaves markers out; nothing else depends on them.
+    // SAFETY: valid context; the callback is a static function taking no data.
+    let status = unsafe {
+        (sdk.configure_callback_tracing_service)(
+            session.unwrap_or(context),
+            rocprofiler_callback_tracing_kind_t::MARKER_CORE_RANGE_API,
+            std::ptr::null(),
+            0,
+            Some(callbacks::on_callback),
+            std::ptr::null_mut(),
+        )
+    };
+    if !status.is_success() {
+        log::info!(
+            "kineto-rocm: the SDK has no marker range domain (status {}); roctx ranges are left out",
+            status.0
+        );
+    }
+
     if attribution == Some(Method::LaunchStack) {
         let kinds = [
             rocprofiler_external_correlation_id_request_kind_t::KERNEL_DISPATCH,
@@ -116,9 +139,33 @@ pub fn configure_all(
             },
         )?;
     }
+    let markers = ranges.then(|| configure_ranges(sdk)).transpose()?;
     Ok(Services {
         context,
         session,
+        markers,
         buffer,
     })
+}
+
+/// A context of its own for the program's ROCTX ranges (push and pop), on
+/// for the whole session: a range opens a window while none is open.
+fn configure_ranges(sdk: &Sdk) -> Result<rocprofiler_context_id_t, ToolError> {
+    let context = create_context(sdk)?;
+    let operations = [
+        rocprofiler_marker_core_api_id_t::roctxRangePushA.0,
+        rocprofiler_marker_core_api_id_t::roctxRangePop.0,
+    ];
+    // SAFETY: valid context; `operations` outlives the call; static callback.
+    check("rocprofiler_configure_callback_tracing_service", unsafe {
+        (sdk.configure_callback_tracing_service)(
+            context,
+            rocprofiler_callback_tracing_kind_t::MARKER_CORE_API,
+            operations.as_ptr(),
+            operations.len(),
+            Some(callbacks::on_roctx_window_range),
+            std::ptr::null_mut(),
+        )
+    })?;
+    Ok(context)
 }

@@ -27,6 +27,8 @@ pub struct Services {
     /// Active for the whole session; `None` when the callbacks live in
     /// `context`.
     pub session: Option<rocprofiler_context_id_t>,
+    /// ROCTX ranges, for the recorder; active for the whole session.
+    pub markers: Option<rocprofiler_context_id_t>,
     pub buffer: rocprofiler_buffer_id_t,
 }
 
@@ -97,10 +99,10 @@ impl Tool {
         graph_domain: bool,
         attribution: Option<Method>,
     ) -> Result<(), ToolError> {
-        if let Some(session) = services.session {
+        for context in [services.session, services.markers].into_iter().flatten() {
             // SAFETY: the context came from create_context.
             check("rocprofiler_start_context", unsafe {
-                (sdk.start_context)(session)
+                (sdk.start_context)(context)
             })?;
         }
         log::info!(

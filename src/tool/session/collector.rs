@@ -6,7 +6,9 @@
 use crate::tool::finish::activities::{self, Context};
 use crate::tool::finish::attribution::{Attribution, Method, WindowSpan};
 use crate::tool::finish::devices::Devices;
+use crate::tool::finish::timeline::TimelineEvidence;
 use crate::window::FinishedWindow;
+use crate::window::Overhead;
 use activity_store::{
     ActivityStore, ExternalDomain, GraphLaunch, HipApiCall, KernelDispatch, MemoryCopy,
     StoreConfig, WindowError, WindowId,
@@ -68,6 +70,7 @@ pub struct Collector {
     kernel_names: RwLock<HashMap<u64, String>>,
     windows: Mutex<WindowBook>,
     sdk_dropped: AtomicU64,
+    timeline: TimelineEvidence,
 }
 
 impl Collector {
@@ -83,7 +86,14 @@ impl Collector {
             kernel_names: RwLock::new(HashMap::new()),
             windows: Mutex::new(WindowBook::default()),
             sdk_dropped: AtomicU64::new(0),
+            timeline: TimelineEvidence::new(),
         }
+    }
+
+    /// The timeline's evidence (syncs, events, host functions, markers,
+    /// overhead).
+    pub fn timeline(&self) -> &TimelineEvidence {
+        &self.timeline
     }
 
     /// The graph evidence, when graph attribution is on.
@@ -221,6 +231,7 @@ impl Collector {
         for (id, _) in closed {
             let _ = self.store.finalise(id);
         }
+        self.timeline.clear();
     }
 
     /// Waits (at most `deadline` per window) for every correlation id issued
@@ -253,14 +264,24 @@ impl Collector {
                 Ok(window) => {
                     crate::fault::finishing_window();
                     let names = self.kernel_names.read().unwrap_or_else(|e| e.into_inner());
+                    let began_ns = sdk.now();
+                    let records = window.stats.records();
                     let cx = Context {
                         attribution: self.attribution.as_ref(),
                         kernel_names: &names,
                         devices: sdk.devices(),
                         sdk_dropped: self.sdk_dropped.load(Ordering::Relaxed),
-                        system_clock_offset_ns: system_clock_offset(sdk.now()),
+                        system_clock_offset_ns: system_clock_offset(began_ns),
+                        timeline: &self.timeline,
                     };
-                    finished.push(activities::finish(window, &span, &cx));
+                    let mut done = activities::finish(window, &span, &cx);
+                    done.overheads.push(Overhead {
+                        name: crate::vocabulary::OVERHEAD_FINISH,
+                        start_ns: began_ns,
+                        end_ns: sdk.now().max(began_ns),
+                        count: records as u64,
+                    });
+                    finished.push(done);
                 }
                 Err(e) => log::warn!("kineto-rocm: finalising window {}: {e}", id.get()),
             }

@@ -17,6 +17,9 @@ mod links;
 mod repeats;
 #[cfg(test)]
 mod tests;
+mod timeline;
+#[cfg(test)]
+mod timeline_tests;
 
 use crate::markers::MarkerIds;
 use crate::trace::{GpuCategory, GpuEvent, Trace};
@@ -122,6 +125,58 @@ pub struct Validation {
     pub wrong_counter_values: usize,
     /// Values the truth says a shown dispatch counted that its event lacks.
     pub missing_counter_values: usize,
+    // The timeline beyond kernels and copies (validate/timeline.rs).
+    /// Memsets checked (bytes and value against the truth's fill).
+    pub memset_checks: usize,
+    /// Copies run as blit kernels shown as copies.
+    pub blit_copies_shown: usize,
+    /// Memsets or blit copies whose bytes, value or direction are wrong.
+    pub wrong_memsets: usize,
+    /// Blit kernels still shown as kernels (their call not proven).
+    pub blits_shown_as_kernels: usize,
+    pub peer_copies: usize,
+    pub wrong_copy_devices: usize,
+    pub demangled_kernels: usize,
+    /// Kernels whose name or `mangled name` is not the truth's symbol
+    /// (demangled) and the symbol itself.
+    pub wrong_names: usize,
+    pub expected_syncs: usize,
+    pub sync_events: usize,
+    pub missing_syncs: usize,
+    pub wrong_syncs: usize,
+    /// Syncs drawn on their CPU thread (the device unknown).
+    pub syncs_on_cpu_lane: usize,
+    /// Waits shown without the record they waited for.
+    pub waits_without_record: usize,
+    pub expected_event_records: usize,
+    pub missing_event_records: usize,
+    pub wrong_event_records: usize,
+    pub expected_host_functions: usize,
+    pub host_function_events: usize,
+    /// Host functions no proven neighbour bounded (left out, counted).
+    pub host_functions_not_shown: usize,
+    pub wrong_host_functions: usize,
+    pub expected_annotations: usize,
+    pub missing_annotations: usize,
+    pub wrong_annotations: usize,
+    pub gpu_annotations: usize,
+    /// GPU spans of a range that are not the envelope of the device work
+    /// launched inside it on their lane, or on a lane with none.
+    pub wrong_gpu_annotations: usize,
+    /// Lanes with device work launched inside a range but no span of it.
+    pub missing_gpu_annotations: usize,
+    pub dependency_arrows: usize,
+    /// Arrows that are no collapsed graph edge between shown nodes of one
+    /// replay.
+    pub wrong_dependency_arrows: usize,
+    /// Collapsed edges between shown nodes with no arrow (arrows on).
+    pub missing_dependency_arrows: usize,
+    pub overhead_events: usize,
+    /// Event records and host functions shown under a submission model
+    /// that keeps no truth of them (`ideal`): neither right nor wrong.
+    pub unverified_timeline_events: usize,
+    /// Overhead events not named as the backend's, or off its lane.
+    pub wrong_overheads: usize,
     /// The tool's own summary lines, per window.
     pub tool_summary: Vec<String>,
 }
@@ -136,6 +191,16 @@ impl Validation {
             + self.wrong_flows
             + self.wrong_runtime_events
             + self.wrong_counter_values
+            + self.wrong_memsets
+            + self.wrong_copy_devices
+            + self.wrong_names
+            + self.wrong_syncs
+            + self.wrong_event_records
+            + self.wrong_host_functions
+            + self.wrong_annotations
+            + self.wrong_gpu_annotations
+            + self.wrong_dependency_arrows
+            + self.wrong_overheads
     }
 
     /// No wrong claim of any kind, nothing missing or extra, and something
@@ -146,6 +211,11 @@ impl Validation {
             && self.missing_events == 0
             && self.missing_counter_values == 0
             && self.extra_events == 0
+            && self.missing_syncs == 0
+            && self.missing_event_records == 0
+            && self.missing_annotations == 0
+            && self.missing_gpu_annotations == 0
+            && self.missing_dependency_arrows == 0
             && (self.expected_ops == 0
                 || self.matched_events > 0
                 || self.missing_in_incomplete_windows == self.expected_ops)
@@ -196,6 +266,7 @@ pub struct Validator<'t> {
     keys: KeyBook,
     /// Nodes no evidence can tell apart (`repeats`), by (graph, index).
     repeated: HashSet<(String, u32)>,
+    graphs: Vec<rocprofiler_sim::workload::Graph>,
     report: Validation,
 }
 
@@ -254,6 +325,7 @@ impl<'t> Validator<'t> {
             pids: HashSet::new(),
             keys: KeyBook::new(version.has_hip_graph()),
             repeated: HashSet::new(),
+            graphs: Vec::new(),
             report: Validation {
                 submission_model: models.join(", "),
                 sdk_version: version.to_string(),
@@ -354,15 +426,27 @@ impl<'t> Validator<'t> {
             &runs[at.run as usize].ops[at.op as usize]
         });
         links::check_runtime(&mut self.report, trace, &self.calls, self.markers);
+        let mut unit_runs: Vec<usize> = in_unit.into_iter().collect();
+        unit_runs.sort_unstable();
+        let truth = timeline::Truth {
+            runs: unit_runs.iter().map(|&r| &runs[r]).collect(),
+            calls: &self.calls,
+            graphs: &self.graphs,
+            markers: self.markers,
+        };
+        timeline::check(&mut self.report, trace, &truth, &matched, move |at| {
+            &runs[at.run as usize].ops[at.op as usize]
+        });
     }
 
     /// The truth op an event shows, counting it as matched or extra.
     fn match_event(&mut self, event: &GpuEvent, in_unit: &HashSet<usize>) -> Option<OpRef> {
-        let found = match event.category {
-            GpuCategory::Kernel | GpuCategory::Memset => event
-                .dispatch_id
-                .and_then(|d| self.kernels.get(&d).copied()),
-            GpuCategory::Memcpy => self.match_copy(event, in_unit),
+        // Kernels, memsets and copies run as blit kernels carry their
+        // dispatch id; SDMA copies carry none.
+        let found = match (event.category, event.dispatch_id) {
+            (_, Some(d)) => self.kernels.get(&d).copied(),
+            (GpuCategory::Memcpy, None) => self.match_copy(event, in_unit),
+            (_, None) => None,
         };
         let r = &mut self.report;
         let Some(at) = found else {
@@ -441,6 +525,7 @@ impl<'t> Validator<'t> {
     /// tell apart are counted apart (`withheld_repeated_work`).
     pub fn with_graphs(mut self, graphs: &[rocprofiler_sim::workload::Graph]) -> Validator<'t> {
         self.repeated = repeats::repeated_nodes(graphs, self.runs);
+        self.graphs = graphs.to_vec();
         self
     }
 
@@ -638,6 +723,59 @@ pub fn print(v: &Validation) {
         n("wrong counter values", v.wrong_counter_values);
         n("missing counter values", v.missing_counter_values);
     }
+    line(
+        "memsets / blit copies",
+        format!(
+            "{:>8}  ({} blit copies; {} blits still kernels)",
+            v.memset_checks, v.blit_copies_shown, v.blits_shown_as_kernels
+        ),
+    );
+    n("wrong memsets and blit copies", v.wrong_memsets);
+    line("peer copies", format!("{:>8}", v.peer_copies));
+    n("wrong copy devices", v.wrong_copy_devices);
+    n("demangled kernels", v.demangled_kernels);
+    n("wrong names", v.wrong_names);
+    line(
+        "syncs",
+        format!(
+            "{:>8}  (truth: {}; {} on a CPU lane, {} waits without record)",
+            v.sync_events, v.expected_syncs, v.syncs_on_cpu_lane, v.waits_without_record
+        ),
+    );
+    n("missing syncs", v.missing_syncs);
+    n("wrong syncs", v.wrong_syncs);
+    line(
+        "event records",
+        format!(
+            "{:>8}  missing, of {}",
+            v.missing_event_records, v.expected_event_records
+        ),
+    );
+    n("wrong event records", v.wrong_event_records);
+    line(
+        "host functions",
+        format!(
+            "{:>8}  (truth: {}; {} not bounded, not shown)",
+            v.host_function_events, v.expected_host_functions, v.host_functions_not_shown
+        ),
+    );
+    n("wrong host functions", v.wrong_host_functions);
+    line(
+        "roctx ranges",
+        format!(
+            "{:>8}  missing, of {}; {} GPU annotation spans",
+            v.missing_annotations, v.expected_annotations, v.gpu_annotations
+        ),
+    );
+    n("wrong roctx ranges", v.wrong_annotations);
+    n("wrong GPU annotation spans", v.wrong_gpu_annotations);
+    n("missing GPU annotation spans", v.missing_gpu_annotations);
+    n("dependency arrows", v.dependency_arrows);
+    n("wrong dependency arrows", v.wrong_dependency_arrows);
+    n("missing dependency arrows", v.missing_dependency_arrows);
+    n("overhead events", v.overhead_events);
+    n("unverified timeline events", v.unverified_timeline_events);
+    n("wrong overhead events", v.wrong_overheads);
     for summary in &v.tool_summary {
         println!("tool: {summary}");
     }

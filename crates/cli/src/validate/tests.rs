@@ -141,6 +141,10 @@ fn faithful(op: &OpTruth, graph_id: impl Fn(u64, u32) -> u64, external: Option<u
         bytes: (op.kind == OpKind::Memcpy).then_some(op.bytes),
         direction: op.direction,
         counters: op.counters.iter().map(|(n, v)| (n.clone(), *v)).collect(),
+        value: None,
+        mangled_name: None,
+        src_device: None,
+        dst_device: None,
     }
 }
 

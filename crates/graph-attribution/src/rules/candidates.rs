@@ -21,7 +21,9 @@
 //! never saw (`Reason::WindowEdge`), and a call whose work the tool cannot
 //! name may have written anything (`Reason::UnknownWorkNearby`).
 
-use crate::calls::{CallIndex, Produces};
+use rustc_hash::FxHashSet;
+
+use crate::calls::{CallIndex, HullProducers, Produces};
 use crate::evidence::Observation;
 use crate::ids::{AttributionId, GraphKey, NodeId};
 use crate::verdict::{KeyProof, KeyVerdict, LinkProof, LinkVerdict, Reason};
@@ -41,14 +43,82 @@ enum Agreement {
 /// One output of one call: (call index, index into the call's outputs).
 pub(crate) type Slot = (u32, u32);
 
-/// Rule 1 for one record: every (call, output) that could have written it,
-/// or why its writer cannot be bounded. `overflowing`: queues
-/// `rules::backlog` found may have been full.
-pub(crate) fn candidates(
+/// Rule 1 for every record of a window: its candidates, or why its writer
+/// cannot be bounded. One flat list, so a million records make two
+/// allocations, not a million.
+#[derive(Debug, Default)]
+pub(crate) struct Candidates {
+    slots: Vec<Slot>,
+    /// Per record: its range of `slots`, or the reason.
+    ranges: Vec<Result<(u32, u32), Reason>>,
+}
+
+impl Candidates {
+    pub(crate) fn get(&self, r: usize) -> Result<&[Slot], Reason> {
+        self.ranges[r].map(|(a, b)| &self.slots[a as usize..b as usize])
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.ranges.len()
+    }
+
+    /// Rule 1 for every record. `overflowing`: queues `rules::backlog`
+    /// found may have been full.
+    pub(crate) fn of_window(
+        index: &mut CallIndex<'_>,
+        observations: &[Observation],
+        overflowing: &FxHashSet<u64>,
+    ) -> Candidates {
+        let mut out = Candidates {
+            slots: Vec::with_capacity(observations.len()),
+            ranges: Vec::with_capacity(observations.len()),
+        };
+        // Per call, the output after the last one a record was found to be
+        // alone: the next record is most likely that one.
+        let mut next = vec![0u32; index.produces.len()];
+        for (r, o) in observations.iter().enumerate() {
+            let start = out.slots.len();
+            let range = match candidates(index, r, o, overflowing, &mut next, &mut out.slots) {
+                Ok(()) => Ok((start as u32, out.slots.len() as u32)),
+                Err(reason) => {
+                    out.slots.truncate(start);
+                    Err(reason)
+                }
+            };
+            out.ranges.push(range);
+        }
+        out
+    }
+
+    /// Candidates given outright (the joint assignment's tests).
+    #[cfg(test)]
+    pub(crate) fn from_lists(lists: &[Result<Vec<Slot>, Reason>]) -> Candidates {
+        let mut out = Candidates::default();
+        for list in lists {
+            let start = out.slots.len() as u32;
+            out.ranges.push(
+                list.as_ref()
+                    .map(|l| {
+                        out.slots.extend_from_slice(l);
+                        (start, out.slots.len() as u32)
+                    })
+                    .map_err(|r| *r),
+            );
+        }
+        out
+    }
+}
+
+/// Rule 1 for record `r`: every (call, output) that could have written it,
+/// appended to `out` in order, or why its writer cannot be bounded.
+fn candidates(
     index: &mut CallIndex<'_>,
+    r: usize,
     observation: &Observation,
-    overflowing: &std::collections::HashSet<u64>,
-) -> Result<Vec<Slot>, Reason> {
+    overflowing: &FxHashSet<u64>,
+    next: &mut [u32],
+    out: &mut Vec<Slot>,
+) -> Result<(), Reason> {
     if !index.evidence.calls_complete {
         return Err(Reason::CallsDropped);
     }
@@ -56,58 +126,94 @@ pub(crate) fn candidates(
         return Err(Reason::QueueMayHaveOverflowed);
     }
     // The neighbourhood of the processing call.
-    let Some(p) = index.call_of(observation.correlation_id) else {
+    let Some(p) = index.processed_by(r) else {
         return Err(Reason::ProcessedOutsideKnownCall);
     };
     let hull = index.hull(p);
     if hull.at_edge {
         return Err(Reason::WindowEdge);
     }
-    if index.unknown_within(hull) {
+    if hull.unknown {
         return Err(Reason::UnknownWorkNearby);
     }
-    let Some(producers) = index.producers.get(&MatchKey::of(&observation.observed)) else {
-        return Err(Reason::NoProducer);
-    };
-    let mut out: Vec<Slot> = producers
-        .intervals
-        .overlapping(hull.start, hull.end)
-        .map(|entry| producers.entries[entry as usize])
-        .filter(|&(call, k)| {
-            index.outputs[call as usize][k as usize]
-                .output
-                .matches(&observation.observed)
-        })
-        .collect();
-    if out.is_empty() {
+    let key = MatchKey::of(&observation.observed);
+    let start = out.len();
+    match hull.producers {
+        HullProducers::None => {}
+        // The one producing call in the hull: its outputs under the key,
+        // exactly what the interval query below would find.
+        HullProducers::One(call) => {
+            let guess = next[call as usize];
+            if let Some(k) = index.only_output(call, guess, &observation.observed) {
+                out.push((call, k));
+                next[call as usize] = k + 1;
+            } else {
+                out.extend(
+                    index
+                        .outputs_under(call, &key)
+                        .iter()
+                        .filter(|&&k| index.output(call, k).output.matches(&observation.observed))
+                        .map(|&k| (call, k)),
+                );
+                if let [(_, k)] = out[start..] {
+                    next[call as usize] = k + 1;
+                }
+            }
+        }
+        HullProducers::Several => {
+            let Some(producers) = index.producers.get(&key) else {
+                return Err(Reason::NoProducer);
+            };
+            out.extend(
+                producers
+                    .intervals
+                    .overlapping(hull.start, hull.end)
+                    .map(|entry| producers.entries[entry as usize])
+                    .filter(|&(call, k)| {
+                        index.output(call, k).output.matches(&observation.observed)
+                    }),
+            );
+            let found = &mut out[start..];
+            found.sort_unstable();
+            let kept = dedup(found);
+            out.truncate(start + kept);
+        }
+    }
+    if out.len() == start {
         return Err(Reason::NoProducer);
     }
-    out.sort_unstable();
-    out.dedup();
-    Ok(out)
+    Ok(())
+}
+
+/// Moves the distinct values of a sorted slice to its front; returns how
+/// many there are.
+fn dedup(sorted: &mut [Slot]) -> usize {
+    let mut kept = 0;
+    for i in 0..sorted.len() {
+        if kept == 0 || sorted[i] != sorted[kept - 1] {
+            sorted[kept] = sorted[i];
+            kept += 1;
+        }
+    }
+    kept
 }
 
 /// Rules 2 and 3 for one record, from its candidates (rule 1): its key and
 /// its link.
 pub(crate) fn decide(
     index: &CallIndex<'_>,
-    candidates: &Result<Vec<Slot>, Reason>,
+    candidates: Result<&[Slot], Reason>,
 ) -> (KeyVerdict, LinkVerdict) {
     let candidates = match candidates {
         Ok(c) => c,
-        Err(reason) => {
-            return (
-                KeyVerdict::Withheld(*reason),
-                LinkVerdict::Unlinked(*reason),
-            )
-        }
+        Err(reason) => return (KeyVerdict::Withheld(reason), LinkVerdict::Unlinked(reason)),
     };
     let mut agreement = Agreement::None;
     let mut eager = false;
     let mut first_call: Option<u32> = None;
     let mut several_calls = false;
     for &(call, k) in candidates {
-        let produced = index.outputs[call as usize][k as usize];
+        let produced = index.output(call, k);
         match first_call {
             None => first_call = Some(call),
             Some(c) if c != call => several_calls = true,

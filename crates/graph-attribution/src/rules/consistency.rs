@@ -6,7 +6,7 @@
 //! else is distrusted for the rest of the session: its launches may then
 //! produce anything, which withholds every key it could be confused with.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 
 use crate::calls::{CallIndex, Produced, Produces};
 use crate::evidence::Observation;
@@ -21,39 +21,41 @@ pub(crate) fn contradicted(
     if !index.evidence.complete {
         return Vec::new();
     }
-    let mut by_call: HashMap<u32, Vec<Observed>> = HashMap::new();
-    for o in observations {
-        if let Some(call) = index.call_of(o.correlation_id) {
-            if matches!(
-                index.produces[call as usize],
-                Produces::Graph {
-                    graph_id: Some(_),
-                    ..
-                }
-            ) {
-                by_call.entry(call).or_default().push(o.observed);
+    let calls = index.produces.len();
+    let launch = |index: &CallIndex<'_>, c: usize| {
+        matches!(
+            index.produces[c],
+            Produces::Graph {
+                graph_id: Some(_),
+                ..
             }
+        )
+    };
+    // Each launch's records, grouped by counting (no map per record).
+    let mut first = vec![0u32; calls + 1];
+    for r in 0..observations.len() {
+        if let Some(c) = index.processed_by(r).filter(|&c| launch(index, c as usize)) {
+            first[c as usize + 1] += 1;
         }
     }
-    let mut calls: Vec<u32> = (0..index.produces.len() as u32)
-        .filter(|&c| {
-            matches!(
-                index.produces[c as usize],
-                Produces::Graph {
-                    graph_id: Some(_),
-                    ..
-                }
-            )
-        })
-        .collect();
-    calls.sort_unstable();
+    for c in 0..calls {
+        first[c + 1] += first[c];
+    }
+    let mut next = first.clone();
+    let mut grouped = vec![Observed::Blit(BlitKind::Other); first[calls] as usize];
+    for (r, o) in observations.iter().enumerate() {
+        if let Some(c) = index.processed_by(r).filter(|&c| launch(index, c as usize)) {
+            grouped[next[c as usize] as usize] = o.observed;
+            next[c as usize] += 1;
+        }
+    }
     let mut out = Vec::new();
-    for call in calls {
-        if !index.isolated(call) {
+    for call in 0..calls as u32 {
+        if !launch(index, call as usize) || !index.isolated(call) {
             continue;
         }
-        let records = by_call.remove(&call).unwrap_or_default();
-        if !produces_exactly(&index.outputs[call as usize], &records) {
+        let records = &grouped[first[call as usize] as usize..first[call as usize + 1] as usize];
+        if !produces_exactly(index.outputs(call), records) {
             if let Produces::Graph {
                 graph_id: Some(g), ..
             } = index.produces[call as usize]
@@ -72,12 +74,22 @@ pub(crate) fn produces_exactly(outputs: &[Produced], records: &[Observed]) -> bo
     if outputs.len() != records.len() {
         return false;
     }
+    // A launch's records mostly arrive in node order: then each is its
+    // output, and no count is needed.
+    let in_order = outputs.iter().zip(records).all(|(p, r)| match p.output {
+        Output::Kernel(shape) => *r == Observed::Kernel(shape),
+        Output::Blit(kind) => *r == Observed::Blit(kind),
+        Output::BlitOrCopy { .. } => false,
+    });
+    if in_order {
+        return true;
+    }
     // Exact outputs (kernels, fills, device copies), and the copies that may
     // have become a copy blit or an engine copy.
-    let mut exact: HashMap<Observed, i64> = HashMap::new();
+    let mut exact: FxHashMap<Observed, i64> = FxHashMap::default();
     // (direction, bytes) -> outputs that may be that copy; `None` direction last.
-    let mut specific: HashMap<(Direction, u64), i64> = HashMap::new();
-    let mut any_direction: HashMap<u64, i64> = HashMap::new();
+    let mut specific: FxHashMap<(Direction, u64), i64> = FxHashMap::default();
+    let mut any_direction: FxHashMap<u64, i64> = FxHashMap::default();
     let mut alternatives = 0i64;
     for p in outputs {
         match p.output {

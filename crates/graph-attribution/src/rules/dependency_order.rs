@@ -33,6 +33,9 @@ pub(crate) fn apply(
     links: &[LinkVerdict],
 ) {
     // call -> its linked records; only calls with records waiting here.
+    if !keys.contains(&KeyVerdict::Withheld(Reason::RepeatedKernel)) {
+        return;
+    }
     let mut linked: HashMap<u32, Vec<usize>> = HashMap::new();
     let mut waiting: Vec<u32> = Vec::new();
     for (i, link) in links.iter().enumerate() {

@@ -9,7 +9,7 @@
 //! `KernelBlitManager::copyBuffer`), so a blit and an engine copy count as
 //! the same work here.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 
 use crate::evidence::Observation;
 use crate::ids::GraphKey;
@@ -31,7 +31,7 @@ pub(crate) fn apply(
     links: &mut [LinkVerdict],
     memory: &mut SessionMemory,
 ) {
-    let mut seen: HashMap<GraphKey, Option<Observed>> = HashMap::new();
+    let mut seen: FxHashMap<GraphKey, Option<Observed>> = FxHashMap::default();
     for (key, o) in keys.iter().zip(observations) {
         if let Some(key) = key.key() {
             let entry = seen
@@ -44,13 +44,15 @@ pub(crate) fn apply(
     }
     for (i, key) in keys.iter_mut().enumerate() {
         if let Some(k) = key.key() {
-            match seen.get(&k) {
-                Some(Some(observed)) => memory.remember(k, *observed),
-                _ => {
-                    *key = KeyVerdict::Withheld(Reason::KeyCoversSeveralKernels);
-                    links[i] = LinkVerdict::Unlinked(Reason::KeyCoversSeveralKernels);
-                }
+            if !matches!(seen.get(&k), Some(Some(_))) {
+                *key = KeyVerdict::Withheld(Reason::KeyCoversSeveralKernels);
+                links[i] = LinkVerdict::Unlinked(Reason::KeyCoversSeveralKernels);
             }
+        }
+    }
+    for (k, observed) in seen {
+        if let Some(observed) = observed {
+            memory.remember(k, observed);
         }
     }
 }

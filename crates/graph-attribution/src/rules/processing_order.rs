@@ -190,6 +190,7 @@ mod tests {
         ];
         let keys = [KeyVerdict::Withheld(Reason::Ambiguous); 3];
         let links = [LinkVerdict::Unlinked(Reason::SeveralCalls); 3];
+        let candidates = crate::rules::candidates::Candidates::from_lists(&candidates);
         let mut joint = Joint::new(&index, &obs, &candidates, &keys, &links);
         prune(&index, &obs, &mut joint);
         let calls_of = |r: u32| -> Vec<u32> {

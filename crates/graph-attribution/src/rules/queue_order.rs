@@ -163,7 +163,7 @@ fn assign(
         .collect();
     let mut per_call: HashMap<u32, Vec<Option<NodeId>>> = HashMap::new();
     for &(call, k) in &producers.entries {
-        let produced = index.outputs[call as usize][k as usize];
+        let produced = index.output(call, k);
         if produced.output.is_alternative() && copies.iter().any(|c| produced.output.matches(c)) {
             return None; // may have become another kind of record
         }

@@ -47,7 +47,7 @@ pub(crate) fn stream_destroy<M: Submission>(ctx: &Ctx, model: &M, s: &M::Stream)
     stream_event(sys::rocprofiler_hip_stream_operation_t::DESTROY, r);
 }
 
-fn eager_origin(corr: u64, stream_id: u64) -> Arc<Origin> {
+pub(crate) fn eager_origin(corr: u64, stream_id: u64) -> Arc<Origin> {
     Arc::new(Origin {
         launch_corr: corr,
         launching_thread: tid(),
@@ -88,19 +88,24 @@ pub(crate) fn graph_launch<M: Submission>(
     let count = launched.record_count.unwrap_or(sdk_count);
     let agent = agent_handle(M::stream_device(s) + 1);
     graph_launch_record(&call.api, agent, launched.record_queue_id, e.exec_id, count);
-    lock(&ctx.shared.truth).launches.push(LaunchTruth {
-        correlation_id: call.corr(),
-        thread: tid(),
-        exec_handle: e.handle,
-        graph_exec_id: e.exec_id,
-        exec_epoch: e.epoch,
-        graph: ctx.w.graphs[e.graph].name.clone(),
-        packets: launched.packets,
-        kernel_dispatch_count: launched.kernels,
-        record_kernel_dispatch_count: count,
-        stream_id: r.id,
-        queue_id: launched.queue_id,
-    });
+    // Kept for the session like every run's truth, so only when asked for
+    // (as ops and calls are): a long session would otherwise grow by a
+    // launch's truth per launch.
+    if ctx.shared.record_truth {
+        lock(&ctx.shared.truth).launches.push(LaunchTruth {
+            correlation_id: call.corr(),
+            thread: tid(),
+            exec_handle: e.handle,
+            graph_exec_id: e.exec_id,
+            exec_epoch: e.epoch,
+            graph: ctx.w.graphs[e.graph].name.clone(),
+            packets: launched.packets,
+            kernel_dispatch_count: launched.kernels,
+            record_kernel_dispatch_count: count,
+            stream_id: r.id,
+            queue_id: launched.queue_id,
+        });
+    }
     call.exit(sys::HIP_SUCCESS);
 }
 
@@ -180,6 +185,6 @@ pub(crate) fn memset_async<M: Submission>(
     };
     let call = HipCall::enter(&ctx.shared, api::hipMemsetAsync, args, Some(r));
     let origin = eager_origin(call.corr(), r.id);
-    model.eager(ctx, s, Eager::Memset(bytes), origin, rng);
+    model.eager(ctx, s, Eager::Memset(bytes, value), origin, rng);
     call.exit(sys::HIP_SUCCESS);
 }

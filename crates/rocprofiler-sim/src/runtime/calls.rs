@@ -28,6 +28,11 @@ pub(crate) struct HipCall<'r> {
     pub api: ApiCall,
     run: &'r RunShared,
     stream_id: Option<u64>,
+    /// Event calls: the event, and the record a wait waited for.
+    pub event: Option<u64>,
+    pub waited_record: Option<u64>,
+    /// hipDeviceSynchronize: the device.
+    pub device: Option<u32>,
 }
 
 impl<'r> HipCall<'r> {
@@ -42,6 +47,9 @@ impl<'r> HipCall<'r> {
             api: ApiCall::enter(op, args, stream),
             run,
             stream_id: stream.map(|s| s.id),
+            event: None,
+            waited_record: None,
+            device: None,
         }
     }
 
@@ -68,6 +76,9 @@ impl<'r> HipCall<'r> {
             enter_ns,
             exit_ns,
             marker,
+            event: self.event,
+            waited_record_correlation_id: self.waited_record,
+            device: self.device,
         });
     }
 }

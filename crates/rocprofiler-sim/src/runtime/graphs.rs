@@ -34,6 +34,9 @@ const HIP_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED: i32 = 2;
 /// Where the simulated buffers of copies and memsets live.
 pub(crate) const DST_ADDRESS: u64 = 0x9000_0000;
 pub(crate) const SRC_ADDRESS: u64 = 0x8000_0000;
+/// The host function every host node and hipLaunchHostFunc runs (an
+/// address the tool may show; nothing is called).
+pub(crate) const HOST_FN_ADDRESS: u64 = 0x4000_1000;
 
 fn dim(v: [u32; 3]) -> sys::rocprofiler_dim3_t {
     sys::rocprofiler_dim3_t {
@@ -78,6 +81,7 @@ fn build(ctx: &Ctx, gi: usize) -> u64 {
         let mut args = sys::rocprofiler_hip_api_args_t::default();
         let kernel_params;
         let memset_params;
+        let host_params;
         let op = match node.work() {
             NodeWork::Kernel { name, grid, block } => {
                 kernel_params = sys::hipKernelNodeParams {
@@ -127,6 +131,29 @@ fn build(ctx: &Ctx, gi: usize) -> u64 {
                     pMemsetParams: &memset_params,
                 };
                 api::hipGraphAddMemsetNode
+            }
+            NodeWork::Host(_) => {
+                host_params = sys::hipHostNodeParams {
+                    fn_: HOST_FN_ADDRESS as sys::hipHostFn_t,
+                    userData: std::ptr::null_mut(),
+                };
+                args.hipGraphAddHostNode = sys::hip_graph_add_host_node_args {
+                    pGraphNode: p_out,
+                    graph: handle as sys::hipGraph_t,
+                    pDependencies: deps_ptr,
+                    numDependencies: deps.len(),
+                    pNodeParams: &host_params,
+                };
+                api::by_name("hipGraphAddHostNode").expect("in the table")
+            }
+            NodeWork::Empty => {
+                args.hipGraphAddEmptyNode = sys::hip_graph_add_empty_node_args {
+                    pGraphNode: p_out,
+                    graph: handle as sys::hipGraph_t,
+                    pDependencies: deps_ptr,
+                    numDependencies: deps.len(),
+                };
+                api::hipGraphAddEmptyNode
             }
         };
         let call = HipCall::enter(&ctx.shared, op, args, None);
@@ -212,6 +239,8 @@ fn same_topology(w: &Workload, a: usize, b: usize) -> bool {
         NodeWork::Kernel { .. } => 0,
         NodeWork::Memcpy(_) => 1,
         NodeWork::Memset(_) => 2,
+        NodeWork::Host(_) => 3,
+        NodeWork::Empty => 4,
     };
     ga.nodes.len() == gb.nodes.len()
         && ga

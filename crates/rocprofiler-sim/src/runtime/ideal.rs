@@ -23,7 +23,7 @@ use super::plan;
 use super::record::{Captured, Processed, RunShared};
 use super::rng::Rng;
 use super::submission::{Eager, Launched, Submission};
-use super::work::{self, copy_agents, copy_operation, DeviceOp, OpWork, Origin, FILL_KERNEL};
+use super::work::{self, copy_agents_of, copy_operation, DeviceOp, OpWork, Origin, FILL_KERNEL};
 use crate::sdk::agents::agent_handle;
 use crate::sdk::buffer::Rec;
 use crate::sdk::completion::expect;
@@ -155,21 +155,30 @@ impl Submission for Ideal {
         let mut kernels = 0u64;
         let ops: Vec<DeviceOp> = self.orders[e.graph]
             .iter()
+            .filter(|&&ni| !matches!(graph.nodes[ni].work(), NodeWork::Host(_) | NodeWork::Empty))
             .enumerate()
-            .map(|(ordinal, &ni)| {
+            .filter_map(|(ordinal, &ni)| {
                 let (w, duration) = match graph.nodes[ni].work() {
                     NodeWork::Kernel { name, grid, block } => {
                         work::kernel(&ctx.kernels, &ctx.w.durations, name, grid, block)
                     }
-                    NodeWork::Memset(m) => {
-                        work::blit(&ctx.kernels, &ctx.w.durations, FILL_KERNEL, m.bytes, None)
-                    }
+                    NodeWork::Memset(m) => work::blit(
+                        &ctx.kernels,
+                        &ctx.w.durations,
+                        FILL_KERNEL,
+                        m.bytes,
+                        None,
+                        Some(m.value),
+                    ),
                     NodeWork::Memcpy(m) => work::copy(&ctx.w.durations, m.bytes, m.direction),
+                    // Host and empty nodes run nothing on the device here:
+                    // the ideal model does not model host functions.
+                    NodeWork::Host(_) | NodeWork::Empty => return None,
                 };
                 if matches!(w, OpWork::Kernel { .. }) {
                     kernels += 1;
                 }
-                DeviceOp {
+                Some(DeviceOp {
                     origin: origin.clone(),
                     node_index: Some(ni as u32),
                     ordinal: ordinal as u32,
@@ -177,7 +186,7 @@ impl Submission for Ideal {
                     device: s.device,
                     work: w,
                     duration,
-                }
+                })
             })
             .collect();
         let packets = ops.len() as u32;
@@ -194,10 +203,20 @@ impl Submission for Ideal {
     fn eager(&self, ctx: &Ctx, s: &Stream, w: Eager, origin: Arc<Origin>, rng: &mut Rng) {
         let (work, duration) = match w {
             Eager::Kernel(work, duration) => (work, duration),
-            Eager::Memset(bytes) => {
-                work::blit(&ctx.kernels, &ctx.w.durations, FILL_KERNEL, bytes, None)
-            }
+            Eager::Memset(bytes, value) => work::blit(
+                &ctx.kernels,
+                &ctx.w.durations,
+                FILL_KERNEL,
+                bytes,
+                None,
+                Some(value),
+            ),
             Eager::Memcpy(m) => work::copy(&ctx.w.durations, m.bytes, m.direction),
+            Eager::PeerCopy {
+                bytes,
+                src_device,
+                dst_device,
+            } => work::peer_copy(&ctx.w.durations, bytes, src_device, dst_device),
         };
         let op = DeviceOp {
             origin,
@@ -212,6 +231,44 @@ impl Submission for Ideal {
     }
 
     fn end_run(&self) {}
+
+    // Events, waits, synchronisation and host functions are modelled under
+    // `rocm` only: here the calls are made and traced, and submit nothing.
+    type Mark = ();
+
+    fn record_mark(
+        &self,
+        _ctx: &Ctx,
+        _s: &Stream,
+        _done: Box<dyn FnOnce(u64) + Send>,
+        _rng: &mut Rng,
+    ) -> Option<()> {
+        None
+    }
+
+    fn wait_mark(&self, _ctx: &Ctx, _s: &Stream, _m: &(), _rng: &mut Rng) {}
+
+    fn mark_done(&self, _m: &(), now: u64) -> Option<u64> {
+        Some(now)
+    }
+
+    fn stream_tail(&self, _s: &Stream) -> Option<()> {
+        None
+    }
+
+    fn device_tails(&self, _device: u32) -> Vec<()> {
+        Vec::new()
+    }
+
+    fn host_func(
+        &self,
+        _ctx: &Ctx,
+        _s: &Stream,
+        _duration: u64,
+        _origin: Arc<Origin>,
+        _rng: &mut Rng,
+    ) {
+    }
 }
 
 /// Queue the packets, then write every pending packet if this thread gets
@@ -296,11 +353,15 @@ fn write_packet(q: &Queue, clock: &mut u64, p: Packet) {
                 counting,
             )
         }
-        OpWork::Copy { bytes, direction } => {
+        OpWork::Copy {
+            bytes,
+            direction,
+            peer,
+        } => {
             let op = copy_operation(*direction);
             let deliveries = intercept_copy(corr, op);
             processed.copy_id = new_copy_id();
-            let (src_agent, dst_agent) = copy_agents(*direction, q.agent);
+            let (src_agent, dst_agent) = copy_agents_of(*direction, q.agent, *peer);
             let info = CopyInfo {
                 corr,
                 thread: writer,

@@ -32,6 +32,7 @@ mod record;
 mod rng;
 mod rocm;
 mod submission;
+mod timeline;
 mod work;
 
 pub(crate) use record::RunShared;
@@ -160,6 +161,8 @@ fn thread_main<M: Submission>(
     let mut rng = Rng::for_thread(ctx.opts.seed, ti);
     let mut streams: HashMap<&str, M::Stream> = HashMap::new();
     let mut execs: HashMap<&str, Exec<M::Exec>> = HashMap::new();
+    let mut events: HashMap<&str, timeline::Event<M::Mark>> = HashMap::new();
+    let mut ranges: HashMap<&str, u64> = HashMap::new();
     barrier.wait();
     for op in &ctx.w.threads[ti].ops {
         match op {
@@ -249,6 +252,62 @@ fn thread_main<M: Submission>(
             Op::PopMarker {} => {
                 calls::pop_marker();
                 markers(2, "");
+            }
+            Op::MemcpyPeer {
+                bytes,
+                src_device,
+                dst_device,
+                stream,
+                times,
+            } => {
+                let s = &streams[stream.as_str()];
+                for _ in 0..*times {
+                    timeline::memcpy_peer(
+                        ctx,
+                        model,
+                        s,
+                        *bytes,
+                        *src_device,
+                        *dst_device,
+                        &mut rng,
+                    );
+                }
+            }
+            Op::CreateEvent { name } => {
+                events.insert(name, timeline::event_create::<M>(ctx));
+            }
+            Op::RecordEvent { event, stream } => {
+                let s = &streams[stream.as_str()];
+                let ev = events.get_mut(event.as_str()).expect("validated");
+                timeline::event_record(ctx, model, ev, s, &mut rng);
+            }
+            Op::WaitEvent { stream, event } => {
+                let s = &streams[stream.as_str()];
+                timeline::stream_wait_event(ctx, model, s, &events[event.as_str()], &mut rng);
+            }
+            Op::SynchronizeEvent { event } => {
+                timeline::event_synchronize(ctx, model, &events[event.as_str()]);
+            }
+            Op::SynchronizeStream { stream } => {
+                timeline::stream_synchronize(ctx, model, &streams[stream.as_str()]);
+            }
+            Op::SynchronizeDevice { device } => timeline::device_synchronize(ctx, model, *device),
+            Op::HostFunc { stream, us, times } => {
+                let s = &streams[stream.as_str()];
+                for _ in 0..*times {
+                    timeline::host_func(ctx, model, s, *us, &mut rng);
+                }
+            }
+            Op::RoctxMark { message } => crate::sdk::markers::mark(&ctx.shared, message),
+            Op::RoctxPush { message } => crate::sdk::markers::push(message),
+            Op::RoctxPop {} => crate::sdk::markers::pop(&ctx.shared),
+            Op::RoctxStart { message, range } => {
+                ranges.insert(range, crate::sdk::markers::start(message));
+            }
+            Op::RoctxStop { range } => {
+                if let Some(id) = ranges.remove(range.as_str()) {
+                    crate::sdk::markers::stop(&ctx.shared, id);
+                }
             }
         }
     }

@@ -220,6 +220,8 @@ mod tests {
             block: None,
             memcpy: None,
             memset: None,
+            host: None,
+            empty: false,
             deps: deps.to_vec(),
         }
     }

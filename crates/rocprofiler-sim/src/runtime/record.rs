@@ -106,6 +106,9 @@ impl RunShared {
             block: [0; 3],
             bytes: 0,
             direction: None,
+            value: None,
+            src_device: None,
+            dst_device: None,
             device: op.device,
             agent_id: p.agent,
             queue_index: p.queue_index,
@@ -131,7 +134,9 @@ impl RunShared {
                 blit,
                 bytes,
                 direction,
+                value,
             } => {
+                t.value = *value;
                 t.blit = *blit;
                 t.kernel_id = *kernel_id;
                 t.kernel_name = Some(name.to_string());
@@ -140,7 +145,13 @@ impl RunShared {
                 t.bytes = *bytes;
                 t.direction = *direction;
             }
-            OpWork::Copy { bytes, direction } => {
+            OpWork::Copy {
+                bytes,
+                direction,
+                peer,
+            } => {
+                t.src_device = peer.map(|p| p.0);
+                t.dst_device = peer.map(|p| p.1);
                 t.kind = OpKind::Memcpy;
                 t.bytes = *bytes;
                 t.direction = Some(*direction);

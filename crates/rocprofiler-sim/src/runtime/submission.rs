@@ -14,10 +14,16 @@ use std::sync::Arc;
 pub(crate) enum Eager {
     /// hipLaunchKernel.
     Kernel(OpWork, u64),
-    /// hipMemsetAsync of this many bytes.
-    Memset(u64),
+    /// hipMemsetAsync of this many bytes to this byte value.
+    Memset(u64, u32),
     /// hipMemcpyAsync.
     Memcpy(Memcpy),
+    /// hipMemcpyPeerAsync.
+    PeerCopy {
+        bytes: u64,
+        src_device: u32,
+        dst_device: u32,
+    },
 }
 
 /// What a launch submitted, and what the SDK's HIP_GRAPH record says.
@@ -63,4 +69,34 @@ pub(crate) trait Submission: Sync {
     /// After every thread finished: what the run's streams and execs held
     /// goes back (each run stands for one program).
     fn end_run(&self);
+
+    /// A point on a stream's timeline a thread or another stream can wait
+    /// for (an event's marker, a stream's last command).
+    type Mark: Send + Sync + Clone;
+    /// Inside hipEventRecord: a marker on `s` after its work so far;
+    /// `done(end)` is called when it completes.
+    fn record_mark(
+        &self,
+        ctx: &Ctx,
+        s: &Self::Stream,
+        done: Box<dyn FnOnce(u64) + Send>,
+        rng: &mut Rng,
+    ) -> Option<Self::Mark>;
+    /// Inside hipStreamWaitEvent: `s`'s later work waits for `m`.
+    fn wait_mark(&self, ctx: &Ctx, s: &Self::Stream, m: &Self::Mark, rng: &mut Rng);
+    /// `m`'s end, once it has completed by `now`.
+    fn mark_done(&self, m: &Self::Mark, now: u64) -> Option<u64>;
+    /// The last command of a stream, of every stream of a device.
+    fn stream_tail(&self, s: &Self::Stream) -> Option<Self::Mark>;
+    fn device_tails(&self, device: u32) -> Vec<Self::Mark>;
+    /// Inside hipLaunchHostFunc: the stream waits for a host function of
+    /// `duration` ns.
+    fn host_func(
+        &self,
+        ctx: &Ctx,
+        s: &Self::Stream,
+        duration: u64,
+        origin: Arc<Origin>,
+        rng: &mut Rng,
+    );
 }

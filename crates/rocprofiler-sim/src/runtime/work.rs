@@ -32,10 +32,14 @@ pub(crate) enum OpWork {
         blit: bool,
         bytes: u64,
         direction: Option<Direction>,
+        /// A fill blit's byte value.
+        value: Option<u32>,
     },
     Copy {
         bytes: u64,
         direction: Direction,
+        /// A peer copy's (source, destination) devices.
+        peer: Option<(u32, u32)>,
     },
 }
 
@@ -80,6 +84,7 @@ pub(crate) fn kernel(
             blit: false,
             bytes: 0,
             direction: None,
+            value: None,
         },
         durations.kernel(name),
     )
@@ -94,6 +99,7 @@ pub(crate) fn blit(
     name: &str,
     bytes: u64,
     direction: Option<Direction>,
+    value: Option<u32>,
 ) -> (OpWork, u64) {
     let (kernel_id, kname) = kernels[name].clone();
     let items = bytes.div_ceil(16).max(1);
@@ -109,6 +115,7 @@ pub(crate) fn blit(
             blit: true,
             bytes,
             direction,
+            value,
         },
         durations.memcpy(bytes),
     )
@@ -116,7 +123,42 @@ pub(crate) fn blit(
 
 /// A copy run by a copy engine (a MEMORY_COPY record).
 pub(crate) fn copy(durations: &Durations, bytes: u64, direction: Direction) -> (OpWork, u64) {
-    (OpWork::Copy { bytes, direction }, durations.memcpy(bytes))
+    (
+        OpWork::Copy {
+            bytes,
+            direction,
+            peer: None,
+        },
+        durations.memcpy(bytes),
+    )
+}
+
+/// A peer copy from device `src` to device `dst`, on a copy engine.
+pub(crate) fn peer_copy(durations: &Durations, bytes: u64, src: u32, dst: u32) -> (OpWork, u64) {
+    (
+        OpWork::Copy {
+            bytes,
+            direction: Direction::DeviceToDevice,
+            peer: Some((src, dst)),
+        },
+        durations.memcpy(bytes),
+    )
+}
+
+/// (source, destination) agents of a copy `peer` or to or from device
+/// `gpu_agent`.
+pub(crate) fn copy_agents_of(
+    direction: Direction,
+    gpu_agent: u64,
+    peer: Option<(u32, u32)>,
+) -> (u64, u64) {
+    match peer {
+        Some((src, dst)) => (
+            crate::sdk::agents::agent_handle(src + 1),
+            crate::sdk::agents::agent_handle(dst + 1),
+        ),
+        None => copy_agents(direction, gpu_agent),
+    }
 }
 
 /// (source, destination) agents of a copy to or from device `gpu_agent`.

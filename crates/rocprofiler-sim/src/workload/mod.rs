@@ -215,7 +215,8 @@ pub struct Graph {
     pub nodes: Vec<Node>,
 }
 
-/// One graph node: exactly one of `kernel`, `memcpy` or `memset`.
+/// One graph node: exactly one of `kernel`, `memcpy`, `memset`, `host` or
+/// `empty`.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Node {
@@ -231,8 +232,23 @@ pub struct Node {
     pub memcpy: Option<Memcpy>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub memset: Option<Memset>,
+    /// A host node (hipGraphAddHostNode): a host function of this many
+    /// microseconds the graph waits for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<HostFn>,
+    /// An empty node (hipGraphAddEmptyNode): only a dependency point.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub empty: bool,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub deps: Vec<usize>,
+}
+
+/// A host function's run time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HostFn {
+    /// How long the function runs, in microseconds.
+    pub us: u64,
 }
 
 /// What a graph node does.
@@ -245,6 +261,8 @@ pub enum NodeWork<'a> {
     },
     Memcpy(Memcpy),
     Memset(Memset),
+    Host(HostFn),
+    Empty,
 }
 
 /// The default launch geometry of a kernel: [256, 1, 1] both ways.
@@ -253,15 +271,16 @@ pub const DEFAULT_DIM: [u32; 3] = [256, 1, 1];
 impl Node {
     /// The node's work (validated: exactly one kind).
     pub fn work(&self) -> NodeWork<'_> {
-        match (&self.kernel, self.memcpy, self.memset) {
-            (Some(k), _, _) => NodeWork::Kernel {
+        match (&self.kernel, self.memcpy, self.memset, self.host) {
+            (Some(k), ..) => NodeWork::Kernel {
                 name: k,
                 grid: self.grid.unwrap_or(DEFAULT_DIM),
                 block: self.block.unwrap_or(DEFAULT_DIM),
             },
-            (None, Some(m), _) => NodeWork::Memcpy(m),
-            (None, None, Some(m)) => NodeWork::Memset(m),
-            (None, None, None) => unreachable!("validated: a node has work"),
+            (None, Some(m), ..) => NodeWork::Memcpy(m),
+            (None, None, Some(m), _) => NodeWork::Memset(m),
+            (None, None, None, Some(h)) => NodeWork::Host(h),
+            (None, None, None, None) => NodeWork::Empty,
         }
     }
 }
@@ -390,6 +409,54 @@ pub enum Op {
     PushMarker { name: String },
     /// Calls the marker hook with POP.
     PopMarker {},
+    /// hipMemcpyPeerAsync of `bytes` from device `src_device` to
+    /// `dst_device`, issued on `stream`, `times` times.
+    MemcpyPeer {
+        bytes: u64,
+        src_device: u32,
+        dst_device: u32,
+        stream: String,
+        #[serde(default = "one_u64")]
+        times: u64,
+    },
+    /// hipEventCreate: an event named `name` (thread-scoped).
+    CreateEvent { name: String },
+    /// hipEventRecord of `event` on `stream`.
+    RecordEvent { event: String, stream: String },
+    /// hipStreamWaitEvent: `stream` waits for `event`'s last record.
+    WaitEvent { stream: String, event: String },
+    /// hipEventSynchronize: the thread waits for `event`.
+    SynchronizeEvent { event: String },
+    /// hipStreamSynchronize: the thread waits for `stream`'s work.
+    SynchronizeStream { stream: String },
+    /// hipSetDevice(`device`), then hipDeviceSynchronize: the thread waits
+    /// for every stream of the device.
+    SynchronizeDevice {
+        #[serde(default)]
+        device: u32,
+    },
+    /// hipLaunchHostFunc on `stream`: a host function of `us` microseconds
+    /// the stream waits for.
+    HostFunc {
+        stream: String,
+        us: u64,
+        #[serde(default = "one_u64")]
+        times: u64,
+    },
+    /// roctxMarkA(`message`).
+    RoctxMark { message: String },
+    /// roctxRangePushA(`message`).
+    RoctxPush { message: String },
+    /// roctxRangePop().
+    RoctxPop {},
+    /// roctxRangeStartA(`message`); the range is named `as` for its stop.
+    RoctxStart {
+        message: String,
+        #[serde(rename = "as")]
+        range: String,
+    },
+    /// roctxRangeStop of the range started `as` this name.
+    RoctxStop { range: String },
 }
 
 /// Why a workload was rejected: which file, where in it, and what was expected.

@@ -16,11 +16,15 @@ fn dims(here: &str, field: &str, v: Option<[u32; 3]>) -> Check {
 }
 
 fn node(here: &str, ni: usize, n: &Node) -> Check {
-    let kinds = n.kernel.is_some() as u8 + n.memcpy.is_some() as u8 + n.memset.is_some() as u8;
+    let kinds = n.kernel.is_some() as u8
+        + n.memcpy.is_some() as u8
+        + n.memset.is_some() as u8
+        + n.host.is_some() as u8
+        + n.empty as u8;
     if kinds != 1 {
         return Err((
             here.to_string(),
-            "expected exactly one of `kernel`, `memcpy` or `memset`".into(),
+            "expected exactly one of `kernel`, `memcpy`, `memset`, `host` or `empty`".into(),
         ));
     }
     if n.kernel.as_deref() == Some("") {
@@ -137,6 +141,8 @@ impl Workload {
     fn validate_thread(&self, ti: usize, ops: &[Op], shared: &HashMap<&str, usize>) -> Check {
         let mut streams: HashSet<&str> = HashSet::new();
         let mut execs: HashSet<&str> = HashSet::new();
+        let mut events: HashSet<&str> = HashSet::new();
+        let mut ranges: HashSet<&str> = HashSet::new();
         for (oi, op) in ops.iter().enumerate() {
             let here = format!("threads[{ti}].ops[{oi}]");
             let need_stream = |s: &str, field: &str, streams: &HashSet<&str>| {
@@ -251,6 +257,70 @@ impl Workload {
                 Op::Memcpy { stream, .. } => need_stream(stream, "memcpy.stream", &streams)?,
                 Op::Memset { stream, .. } => need_stream(stream, "memset.stream", &streams)?,
                 Op::Sleep { .. } | Op::PushMarker { .. } | Op::PopMarker {} => {}
+                Op::MemcpyPeer {
+                    stream,
+                    src_device,
+                    dst_device,
+                    ..
+                } => {
+                    need_stream(stream, "memcpy_peer.stream", &streams)?;
+                    need_device(*src_device, "memcpy_peer.src_device")?;
+                    need_device(*dst_device, "memcpy_peer.dst_device")?;
+                }
+                Op::CreateEvent { name } => {
+                    if !events.insert(name) {
+                        return Err((
+                            format!("{here}.create_event.name"),
+                            format!("expected a new event name, {name:?} exists"),
+                        ));
+                    }
+                }
+                Op::RecordEvent { event, stream } | Op::WaitEvent { stream, event } => {
+                    let what = if matches!(op, Op::RecordEvent { .. }) {
+                        "record_event"
+                    } else {
+                        "wait_event"
+                    };
+                    need_stream(stream, &format!("{what}.stream"), &streams)?;
+                    if !events.contains(event.as_str()) {
+                        return Err((
+                            format!("{here}.{what}.event"),
+                            format!("expected an event this thread created earlier (create_event), got {event:?}"),
+                        ));
+                    }
+                }
+                Op::SynchronizeEvent { event } => {
+                    if !events.contains(event.as_str()) {
+                        return Err((
+                            format!("{here}.synchronize_event.event"),
+                            format!("expected an event this thread created earlier (create_event), got {event:?}"),
+                        ));
+                    }
+                }
+                Op::SynchronizeStream { stream } => {
+                    need_stream(stream, "synchronize_stream.stream", &streams)?
+                }
+                Op::SynchronizeDevice { device } => {
+                    need_device(*device, "synchronize_device.device")?
+                }
+                Op::HostFunc { stream, .. } => need_stream(stream, "host_func.stream", &streams)?,
+                Op::RoctxMark { .. } | Op::RoctxPush { .. } | Op::RoctxPop {} => {}
+                Op::RoctxStart { range, .. } => {
+                    if !ranges.insert(range) {
+                        return Err((
+                            format!("{here}.roctx_start.as"),
+                            format!("expected a new range name, {range:?} is running"),
+                        ));
+                    }
+                }
+                Op::RoctxStop { range } => {
+                    if !ranges.remove(range.as_str()) {
+                        return Err((
+                            format!("{here}.roctx_stop.range"),
+                            format!("expected a range this thread started (roctx_start) and has not stopped, got {range:?}"),
+                        ));
+                    }
+                }
             }
         }
         Ok(())

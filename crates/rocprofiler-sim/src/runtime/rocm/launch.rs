@@ -32,11 +32,13 @@ use super::gpu::Cmd;
 use super::stream::{Stream, Submit, Writer};
 use super::RocmExec;
 use crate::runtime::context::Ctx;
+use crate::runtime::graphs::HOST_FN_ADDRESS;
 use crate::runtime::plan::SegmentPlan;
 use crate::runtime::rng::Rng;
 use crate::runtime::submission::Launched;
 use crate::runtime::work::{self, DeviceOp, OpWork, Origin, COPY_KERNEL, FILL_KERNEL};
 use crate::sdk::os::lock;
+use crate::truth::HostFnTruth;
 use crate::workload::{Graph, NodeWork};
 use std::sync::Arc;
 
@@ -45,7 +47,10 @@ enum NodeOut {
     Captured(DeviceOp),
     Command(DeviceOp),
     Sdma(DeviceOp),
+    /// Nothing on the device (a host-to-host copy, an empty node).
     Host,
+    /// A host node: the stream waits for a host function of this many ns.
+    HostFn(u64),
 }
 
 struct Builder<'a> {
@@ -93,9 +98,22 @@ impl Builder<'_> {
                 captured(self.op(ni, s, w))
             }
             NodeWork::Memset(m) => {
-                let w = work::blit(kernels, durations, FILL_KERNEL, m.bytes, None);
+                let w = work::blit(
+                    kernels,
+                    durations,
+                    FILL_KERNEL,
+                    m.bytes,
+                    None,
+                    Some(m.value),
+                );
                 captured(self.op(ni, s, w))
             }
+            // hip_graph_internal.cpp: a host node is a command of its own
+            // (`GraphHostNode` enqueues a marker whose callback runs the
+            // function and blocks the stream until it returns); an empty
+            // node only orders.
+            NodeWork::Host(h) => NodeOut::HostFn(h.us.saturating_mul(1000).max(1)),
+            NodeWork::Empty => NodeOut::Host,
             NodeWork::Memcpy(m) => match copy_engine(m.direction, m.bytes) {
                 Engine::Host => NodeOut::Host,
                 Engine::Sdma => {
@@ -103,7 +121,14 @@ impl Builder<'_> {
                     NodeOut::Sdma(self.op(ni, s, w))
                 }
                 Engine::Blit => {
-                    let w = work::blit(kernels, durations, COPY_KERNEL, m.bytes, Some(m.direction));
+                    let w = work::blit(
+                        kernels,
+                        durations,
+                        COPY_KERNEL,
+                        m.bytes,
+                        Some(m.direction),
+                        None,
+                    );
                     let op = self.op(ni, s, w);
                     if copy_node_captured(m.direction) {
                         captured(op)
@@ -141,10 +166,45 @@ impl Builder<'_> {
                     g.copy(op);
                 }
                 NodeOut::Host => g.dispatch_batch(std::mem::take(&mut batch), rng),
+                NodeOut::HostFn(duration) => {
+                    g.dispatch_batch(std::mem::take(&mut batch), rng);
+                    let done = host_fn_truth(self.ctx, &self.origin, s, Some(ni as u32));
+                    g.barrier_for(Vec::new(), duration, done, rng);
+                }
             }
         }
         g.dispatch_batch(batch, rng);
     }
+}
+
+/// Records a host function's run in the ground truth when its times are
+/// known (None when the run keeps no truth).
+pub(crate) fn host_fn_truth(
+    ctx: &Ctx,
+    origin: &Arc<Origin>,
+    s: &Stream,
+    node_index: Option<u32>,
+) -> Option<Box<dyn FnOnce(u64, u64) + Send>> {
+    if !ctx.shared.record_truth {
+        return None;
+    }
+    let run = ctx.shared.clone();
+    let origin = origin.clone();
+    let (exec_stream_id, device) = (s.id, s.device);
+    Some(Box::new(move |start, end| {
+        lock(&run.truth).host_functions.push(HostFnTruth {
+            launch_correlation_id: origin.launch_corr,
+            launching_thread: origin.launching_thread,
+            stream_id: origin.stream_id,
+            exec_stream_id,
+            device,
+            graph_exec_id: origin.graph_exec_id,
+            node_index,
+            function: HOST_FN_ADDRESS,
+            start_ns: start,
+            end_ns: end,
+        });
+    }))
 }
 
 /// `UpdateStreams`: the launch stream, then parallel streams on queues of

@@ -14,6 +14,7 @@ use super::work::{self, DeviceOp, Origin, COPY_KERNEL, FILL_KERNEL};
 use crate::sdk::os::lock;
 use crate::sdk::trace::StreamRef;
 use engine::{copy_engine, Engine};
+use gpu::Cmd;
 use pool::{pool, Pool};
 use std::sync::{Arc, Mutex};
 use stream::{Stream, Writer};
@@ -175,14 +176,32 @@ impl Submission for Rocm {
         let (kernels, durations) = (&ctx.kernels, &ctx.w.durations);
         let (work, sdma) = match w {
             Eager::Kernel(work, duration) => ((work, duration), false),
-            Eager::Memset(bytes) => (
-                work::blit(kernels, durations, FILL_KERNEL, bytes, None),
+            Eager::Memset(bytes, value) => (
+                work::blit(kernels, durations, FILL_KERNEL, bytes, None, Some(value)),
                 false,
+            ),
+            // rocblit.cpp: a peer copy between devices goes to the SDMA
+            // engine (`DmaBlitManager::copyBuffer` -> hsa_amd_memory_async_copy
+            // with distinct source and destination agents).
+            Eager::PeerCopy {
+                bytes,
+                src_device,
+                dst_device,
+            } => (
+                work::peer_copy(durations, bytes, src_device, dst_device),
+                true,
             ),
             Eager::Memcpy(m) => match copy_engine(m.direction, m.bytes) {
                 Engine::Host => return,
                 Engine::Blit => (
-                    work::blit(kernels, durations, COPY_KERNEL, m.bytes, Some(m.direction)),
+                    work::blit(
+                        kernels,
+                        durations,
+                        COPY_KERNEL,
+                        m.bytes,
+                        Some(m.direction),
+                        None,
+                    ),
                     false,
                 ),
                 Engine::Sdma => (work::copy(durations, m.bytes, m.direction), true),
@@ -212,5 +231,66 @@ impl Submission for Rocm {
         for s in lock(&self.live).drain(..) {
             s.release();
         }
+    }
+
+    type Mark = Arc<Cmd>;
+
+    /// hip_event.cpp `Event::addMarker` / `hipEventRecord`: an `amd::Marker`
+    /// on the stream, a barrier packet behind the stream's work whose
+    /// completion is the event's.
+    fn record_mark(
+        &self,
+        ctx: &Ctx,
+        s: &UserStream,
+        done: Box<dyn FnOnce(u64) + Send>,
+        rng: &mut Rng,
+    ) -> Option<Arc<Cmd>> {
+        let wr = writer(ctx);
+        let mut g = s.s.submit(&wr);
+        Some(g.barrier_for(Vec::new(), 0, Some(Box::new(move |_, end| done(end))), rng))
+    }
+
+    /// hip_stream.cpp `hipStreamWaitEvent`: a marker with the event's
+    /// command in its wait list (`dispatchBlockingWait`), a barrier-AND
+    /// packet on the waiting stream.
+    fn wait_mark(&self, ctx: &Ctx, s: &UserStream, m: &Arc<Cmd>, rng: &mut Rng) {
+        let wr = writer(ctx);
+        let mut g = s.s.submit(&wr);
+        g.barrier(vec![m.clone()], rng);
+    }
+
+    fn mark_done(&self, m: &Arc<Cmd>, now: u64) -> Option<u64> {
+        m.completed(now).then(|| m.end()).flatten()
+    }
+
+    fn stream_tail(&self, s: &UserStream) -> Option<Arc<Cmd>> {
+        s.s.last()
+    }
+
+    fn device_tails(&self, device: u32) -> Vec<Arc<Cmd>> {
+        lock(&self.live)
+            .iter()
+            .filter(|s| s.device == device)
+            .filter_map(|s| s.last())
+            .collect()
+    }
+
+    /// hip_stream.cpp `hipLaunchHostFunc` (`StreamCallback`): a marker
+    /// whose completion callback runs the function on the runtime's
+    /// callback thread while the stream is held until it returns: here a
+    /// barrier packet that occupies the stream's queue for the function's
+    /// run time.
+    fn host_func(
+        &self,
+        ctx: &Ctx,
+        s: &UserStream,
+        duration: u64,
+        origin: Arc<Origin>,
+        rng: &mut Rng,
+    ) {
+        let done = launch::host_fn_truth(ctx, &origin, &s.s, None);
+        let wr = writer(ctx);
+        let mut g = s.s.submit(&wr);
+        g.barrier_for(Vec::new(), duration.max(1), done, rng);
     }
 }

@@ -34,7 +34,7 @@ use crate::runtime::graphs::{DST_ADDRESS, SRC_ADDRESS};
 use crate::runtime::handles::new_copy_id;
 use crate::runtime::record::{Captured, Processed, RunShared};
 use crate::runtime::rng::Rng;
-use crate::runtime::work::{copy_agents, copy_operation, DeviceOp, OpWork};
+use crate::runtime::work::{copy_agents_of, copy_operation, DeviceOp, OpWork};
 use crate::sdk::agents::agent_handle;
 use crate::sdk::buffer::Rec;
 use crate::sdk::completion::expect;
@@ -193,9 +193,25 @@ impl Submit<'_> {
     }
 
     /// A barrier-AND packet waiting for `waits` (and a pending SDMA copy).
-    pub fn barrier(&mut self, mut waits: Vec<Arc<Cmd>>, rng: &mut Rng) {
+    pub fn barrier(&mut self, waits: Vec<Arc<Cmd>>, rng: &mut Rng) -> Arc<Cmd> {
+        self.barrier_for(waits, 0, None, rng)
+    }
+
+    /// A barrier-AND packet after `waits` that holds the queue for
+    /// `duration` once it starts (a host function the stream waits for),
+    /// calling `done(start, end)` when its times are known.
+    pub fn barrier_for(
+        &mut self,
+        mut waits: Vec<Arc<Cmd>>,
+        duration: u64,
+        done: Option<Box<dyn FnOnce(u64, u64) + Send>>,
+        rng: &mut Rng,
+    ) -> Arc<Cmd> {
         waits.extend(self.st.pending.take());
-        let cmd = Cmd::new(0, 2 + waits.len() as u32, self.w.run.virtual_time);
+        let cmd = Cmd::new(duration, 2 + waits.len() as u32, self.w.run.virtual_time);
+        if let Some(done) = done {
+            cmd.on_done(done);
+        }
         for dep in &waits {
             cmd.after(dep);
         }
@@ -206,7 +222,9 @@ impl Submit<'_> {
             publish_ns: 0,
             kernel: None,
         };
+        let cmd = p.cmd.clone();
         self.single(p, rng);
+        cmd
     }
 
     fn wait_for_pending(&mut self, rng: &mut Rng) {
@@ -258,7 +276,12 @@ impl Submit<'_> {
 
     /// An SDMA copy, issued now on this thread.
     pub fn copy(&mut self, op: DeviceOp) {
-        let OpWork::Copy { bytes, direction } = op.work else {
+        let OpWork::Copy {
+            bytes,
+            direction,
+            peer,
+        } = op.work
+        else {
             unreachable!("an SDMA op is a copy")
         };
         let issue = now_ns();
@@ -267,7 +290,7 @@ impl Submit<'_> {
         let operation = copy_operation(direction);
         let deliveries = intercept_copy(corr, operation);
         let gpu = agent_handle(self.stream.device + 1);
-        let (src_agent, dst_agent) = copy_agents(direction, gpu);
+        let (src_agent, dst_agent) = copy_agents_of(direction, gpu, peer);
         let info = CopyInfo {
             corr,
             thread,

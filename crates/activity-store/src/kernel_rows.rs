@@ -1,0 +1,226 @@
+//! Kernel dispatches as a window holds them until it is finalised: 40
+//! bytes a row instead of the 112 of a decoded record.
+//!
+//! Why: a window holds every dispatch launched in it, a million or more, so
+//! its rows are the tool's memory. Most of a record repeats: a graph's
+//! launches run the same kernels with the same shapes on the same queues.
+//! So a row keeps its times and ids, and names its launch shape (kernel,
+//! grid, workgroup, LDS and scratch) and its place (agent, queue, thread)
+//! by index into small tables of the values seen. Rows are kept in chunks
+//! of fixed size, so a growing window never copies what it holds and never
+//! holds more than one chunk it does not use. The external-correlation slot
+//! (the launch-stack method's answer) gets a column of its own only once a
+//! record carries one.
+
+use rustc_hash::FxHashMap;
+
+use crate::records::{AgentId, KernelDispatch};
+
+/// What finalisation sorts kernel rows by: start, then correlation id,
+/// dispatch id and end.
+pub(crate) type OrderKey = (u64, u64, u64, u64);
+
+/// Rows per chunk (160 KiB).
+const CHUNK: usize = 4096;
+
+/// What a dispatch ran.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+struct Shape {
+    kernel_id: u64,
+    grid: [u32; 3],
+    workgroup: [u32; 3],
+    lds_bytes: u32,
+    scratch_bytes: u32,
+}
+
+/// Where it ran, and which thread processed its packet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+struct Place {
+    agent: AgentId,
+    queue: u64,
+    thread_id: u64,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Row {
+    start_ns: u64,
+    end_ns: u64,
+    correlation_id: u64,
+    dispatch_id: u64,
+    shape: u32,
+    place: u32,
+}
+
+/// The distinct values seen, numbered in order of first appearance. A
+/// direct-mapped cache of recent ones spares most lookups their hashing.
+#[derive(Debug)]
+struct Interner<T> {
+    values: Vec<T>,
+    ids: FxHashMap<T, u32>,
+    recent: [u32; 64],
+}
+
+impl<T: Copy + Eq + std::hash::Hash> Default for Interner<T> {
+    fn default() -> Self {
+        Self {
+            values: Vec::new(),
+            ids: FxHashMap::default(),
+            recent: [u32::MAX; 64],
+        }
+    }
+}
+
+impl<T: Copy + Eq + std::hash::Hash> Interner<T> {
+    /// `hint` picks the cache entry: values with equal hints share one.
+    fn id(&mut self, value: T, hint: u64) -> u32 {
+        let slot = (hint.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 58) as usize;
+        let cached = self.recent[slot];
+        if self.values.get(cached as usize) == Some(&value) {
+            return cached;
+        }
+        let next = self.values.len() as u32;
+        let id = *self.ids.entry(value).or_insert(next);
+        if id == next {
+            self.values.push(value);
+        }
+        self.recent[slot] = id;
+        id
+    }
+
+    fn get(&self, id: u32) -> T {
+        self.values[id as usize]
+    }
+}
+
+/// One staging shard's kernel dispatches.
+#[derive(Debug, Default)]
+pub(crate) struct KernelRows {
+    chunks: Vec<Vec<Row>>,
+    len: usize,
+    shapes: Interner<Shape>,
+    places: Interner<Place>,
+    /// Per row, once any record carried a non-zero external slot.
+    external_slots: Option<Vec<u64>>,
+}
+
+impl KernelRows {
+    pub(crate) fn len(&self) -> usize {
+        self.len
+    }
+
+    pub(crate) fn extend_from_slice(&mut self, records: &[KernelDispatch]) {
+        for record in records {
+            self.push(record);
+        }
+    }
+
+    fn push(&mut self, r: &KernelDispatch) {
+        let shape = self.shapes.id(
+            Shape {
+                kernel_id: r.kernel_id,
+                grid: r.grid,
+                workgroup: r.workgroup,
+                lds_bytes: r.lds_bytes,
+                scratch_bytes: r.scratch_bytes,
+            },
+            r.kernel_id,
+        );
+        let place = self.places.id(
+            Place {
+                agent: r.agent,
+                queue: r.queue,
+                thread_id: r.thread_id,
+            },
+            r.queue ^ r.thread_id.rotate_left(32),
+        );
+        if self.chunks.last().is_none_or(|c| c.len() == CHUNK) {
+            self.chunks.push(Vec::with_capacity(CHUNK));
+        }
+        let chunk = self.chunks.last_mut().expect("a chunk with room");
+        chunk.push(Row {
+            start_ns: r.start_ns,
+            end_ns: r.end_ns,
+            correlation_id: r.correlation_id,
+            dispatch_id: r.dispatch_id,
+            shape,
+            place,
+        });
+        if r.external_slot != 0 || self.external_slots.is_some() {
+            let slots = self.external_slots.get_or_insert_with(|| vec![0; self.len]);
+            slots.push(r.external_slot);
+        }
+        self.len += 1;
+    }
+
+    fn row(&self, index: usize) -> &Row {
+        &self.chunks[index / CHUNK][index % CHUNK]
+    }
+
+    /// What finalisation sorts row `index` by.
+    pub(crate) fn order_key(&self, index: usize) -> OrderKey {
+        let r = self.row(index);
+        (r.start_ns, r.correlation_id, r.dispatch_id, r.end_ns)
+    }
+
+    /// Row `index` as the record it was staged from.
+    pub(crate) fn get(&self, index: usize) -> KernelDispatch {
+        let r = self.row(index);
+        let shape = self.shapes.get(r.shape);
+        let place = self.places.get(r.place);
+        KernelDispatch {
+            agent: place.agent,
+            queue: place.queue,
+            correlation_id: r.correlation_id,
+            external_slot: self.external_slots.as_ref().map_or(0, |s| s[index]),
+            thread_id: place.thread_id,
+            kernel_id: shape.kernel_id,
+            dispatch_id: r.dispatch_id,
+            grid: shape.grid,
+            workgroup: shape.workgroup,
+            lds_bytes: shape.lds_bytes,
+            scratch_bytes: shape.scratch_bytes,
+            start_ns: r.start_ns,
+            end_ns: r.end_ns,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(i: u64) -> KernelDispatch {
+        KernelDispatch {
+            agent: AgentId(1 + i % 2),
+            queue: 0x7f00 + (i % 3),
+            correlation_id: 100 + i / 32,
+            external_slot: 0,
+            thread_id: 7 + i % 5,
+            kernel_id: i % 32,
+            dispatch_id: i,
+            grid: [(i % 7) as u32, 1, 1],
+            workgroup: [64, 1, 1],
+            lds_bytes: (i % 11) as u32,
+            scratch_bytes: 0,
+            start_ns: 1_000 * i,
+            end_ns: 1_000 * i + 500,
+        }
+    }
+
+    #[test]
+    fn every_row_comes_back_as_it_went_in() {
+        let mut rows = KernelRows::default();
+        let records: Vec<KernelDispatch> = (0..3 * CHUNK as u64 + 5).map(record).collect();
+        rows.extend_from_slice(&records[..10]);
+        let mut with_slot = records[10];
+        with_slot.external_slot = 42;
+        rows.extend_from_slice(&[with_slot]);
+        rows.extend_from_slice(&records[11..]);
+        assert_eq!(rows.len(), records.len());
+        for (i, want) in records.iter().enumerate() {
+            let want = if i == 10 { with_slot } else { *want };
+            assert_eq!(rows.get(i), want, "row {i}");
+        }
+        assert!(std::mem::size_of::<Row>() <= 40);
+    }
+}

@@ -1,0 +1,147 @@
+//! What the tool costs a process, measured from inside it: the tool library
+//! linked into this program (not loaded as libkineto_rocm.so), so its
+//! allocator (src/heap.rs, counting here) sees the tool's own allocations
+//! and nothing of the simulator's, which lives in librocprofiler_sim.so
+//! with the system allocator.
+//!
+//!   cost WORKLOAD none|tool [WINDOWS] [TRACE_DIR]
+//!
+//! `none` runs the workload WINDOWS times on the simulator with no tool;
+//! `tool` opens a trace window around each run, writes each window's trace
+//! into TRACE_DIR as it closes, and deletes it. Both run virtual time with
+//! no submission jitter and no ground truth, so the simulator's work is the
+//! same in both. Graph attribution follows the tool's own setting
+//! (KINETO_ROCM_DISABLE_GRAPH_ATTRIBUTION). Prints one JSON object: CPU
+//! seconds of the whole process (every thread, user + system), peak RSS,
+//! and for `tool` the dispatches, the tool's heap (live bytes with the
+//! window open and every record delivered; peak) and per window its CPU
+//! seconds, the CPU seconds finishing and writing took on this thread, and
+//! the live heap after it. scripts/bench-cost.sh runs it and prints the ratios.
+use kineto_rocm::heap;
+use rocprofiler_sim::host::Simulator;
+use rocprofiler_sim::options::RunOptions;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// CPU seconds this thread has run.
+fn thread_cpu() -> f64 {
+    let mut t = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes one timespec through a valid pointer.
+    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut t) };
+    t.tv_sec as f64 + t.tv_nsec as f64 / 1e9
+}
+
+/// (user and system CPU seconds of every thread so far, peak RSS in KiB).
+fn usage() -> (f64, f64, u64) {
+    let mut u = std::mem::MaybeUninit::<libc::rusage>::zeroed();
+    // SAFETY: getrusage writes one rusage through a valid pointer.
+    unsafe { libc::getrusage(libc::RUSAGE_SELF, u.as_mut_ptr()) };
+    // SAFETY: initialised by getrusage (and zeroed before).
+    let u = unsafe { u.assume_init() };
+    let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    (secs(u.ru_utime), secs(u.ru_stime), u.ru_maxrss as u64)
+}
+
+struct Window {
+    cpu_s: f64,
+    finish_s: f64,
+    write_s: f64,
+    heap_after: usize,
+}
+
+fn fail(what: &str, e: impl std::fmt::Display) -> ! {
+    eprintln!("cost: {what}: {e}");
+    std::process::exit(1)
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    if args.len() < 3 || !matches!(args[2].as_str(), "none" | "tool") {
+        fail("usage", "cost WORKLOAD none|tool [WINDOWS] [TRACE_DIR]");
+    }
+    let workload = std::fs::read_to_string(&args[1]).unwrap_or_else(|e| fail(&args[1], e));
+    let with_tool = args[2] == "tool";
+    let windows: usize = args.get(3).and_then(|w| w.parse().ok()).unwrap_or(1);
+    let trace_dir = PathBuf::from(args.get(4).map_or("/tmp", String::as_str));
+    let options = RunOptions {
+        source_name: Some(args[1].clone()),
+        virtual_time: true,
+        jitter_ns: 0,
+        record_truth: false,
+        ..RunOptions::default()
+    };
+    let sim = Simulator::load_default().unwrap_or_else(|e| fail("simulator", e));
+    heap::count();
+    let mut dispatches = 0usize;
+    let mut held = 0usize;
+    let mut per_window = Vec::new();
+    for w in 0..windows {
+        let (u0, s0, _) = usage();
+        if with_tool {
+            kineto_rocm::session::start_collection().unwrap_or_else(|e| fail("start", e));
+        }
+        sim.run_workload(&workload, &options)
+            .unwrap_or_else(|e| fail("workload", e));
+        sim.wait_idle(Duration::from_secs(600))
+            .unwrap_or_else(|e| fail("wait", e));
+        if !with_tool {
+            let (u1, s1, _) = usage();
+            per_window.push(Window {
+                cpu_s: u1 + s1 - u0 - s0,
+                finish_s: 0.0,
+                write_s: 0.0,
+                heap_after: 0,
+            });
+            continue;
+        }
+        let open_heap = heap::usage().live;
+        kineto_rocm::session::stop_collection().unwrap_or_else(|e| fail("stop", e));
+        let started = thread_cpu();
+        let finished =
+            kineto_rocm::session::take_finished_windows().unwrap_or_else(|e| fail("take", e));
+        let finish_s = thread_cpu() - started;
+        let in_window: usize = finished.iter().map(|f| f.kernels.len()).sum();
+        dispatches += in_window;
+        held = held.max(open_heap / in_window.max(1));
+        let file = trace_dir.join(format!("cost-{}.{w}.json", std::process::id()));
+        let started = thread_cpu();
+        kineto_rocm::output::write_trace_file(
+            &file,
+            &finished,
+            kineto_rocm::output::TraceFormat::Json,
+        )
+        .unwrap_or_else(|e| fail("write", e));
+        let write_s = thread_cpu() - started;
+        drop(finished);
+        let _ = std::fs::remove_file(Path::new(&file));
+        let (u1, s1, _) = usage();
+        per_window.push(Window {
+            cpu_s: u1 + s1 - u0 - s0,
+            finish_s,
+            write_s,
+            heap_after: heap::usage().live,
+        });
+    }
+    sim.shutdown().unwrap_or_else(|e| fail("shutdown", e));
+    let (user, sys, rss_kib) = usage();
+    let windows_json: Vec<String> = per_window
+        .iter()
+        .map(|w| {
+            format!(
+                "{{\"cpu_s\": {:.4}, \"finish_s\": {:.4}, \"write_s\": {:.4}, \"heap_after\": {}}}",
+                w.cpu_s, w.finish_s, w.write_s, w.heap_after
+            )
+        })
+        .collect();
+    println!(
+        "{{\"mode\": \"{}\", \"dispatches\": {dispatches}, \"user_s\": {user:.4}, \"sys_s\": {sys:.4}, \
+         \"maxrss_kib\": {rss_kib}, \"tool_peak_bytes\": {}, \"held_bytes_per_dispatch\": {held}, \
+         \"windows\": [{}]}}",
+        args[2],
+        heap::usage().peak,
+        windows_json.join(", ")
+    );
+}

@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# What the tool costs a process per dispatch, side by side in one run:
+#   no tool / tool with graph attribution off / tool with attribution on,
+# on the shipped 32x200 graph workload scaled to 1M dispatches per window
+# (virtual time, no jitter). Each mode runs examples/cost.rs, which links
+# the tool in and counts its own heap with a counting allocator (the
+# simulator's allocations are not counted); the tool modes write each
+# window's JSON trace as it closes.
+# The machine is shared, so each mode runs REPS times (default 3) and the
+# run with the least CPU counts.
+#   scripts/bench-cost.sh [WINDOWS [REPS]]   (WINDOWS default 1; 10 shows
+#                         whether CPU and the tool's heap stay flat per window)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+windows="${1:-1}"
+reps="${2:-3}"
+# Two commands: with --example, cargo would build only the example and
+# leave target/release/librocprofiler_sim.so (what the example loads) stale.
+cargo build --release -q -p rocprofiler-sim
+cargo build --release -q -p kineto-rocm --example cost
+bin="${CARGO_TARGET_DIR:-target}/release/examples/cost"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+python3 - tests/workloads/graph-32x200.json "$work/graph-32x1m.json" <<'PY'
+import json, sys
+w = json.load(open(sys.argv[1]))
+for op in w["threads"][0]["ops"]:
+    if "launch" in op:
+        op["launch"]["times"] = 1_000_000 // len(w["graphs"][0]["nodes"])
+json.dump(w, open(sys.argv[2], "w"))
+PY
+for rep in $(seq "$reps"); do
+  echo "run $rep of $reps: no tool, tool with graph attribution off, on ..." >&2
+  "$bin" "$work/graph-32x1m.json" none "$windows" >"$work/none.$rep.json"
+  KINETO_ROCM_DISABLE_GRAPH_ATTRIBUTION=1 \
+    "$bin" "$work/graph-32x1m.json" tool "$windows" "$work" >"$work/off.$rep.json"
+  "$bin" "$work/graph-32x1m.json" tool "$windows" "$work" >"$work/on.$rep.json"
+done
+echo "commit: $(git rev-parse --short HEAD)$(git diff --quiet HEAD || echo ' (with local changes)')"
+python3 - "$work" <<'PY'
+import json, sys
+import glob
+cpu = lambda r: r["user_s"] + r["sys_s"]
+def least(mode):
+    runs = [json.load(open(f)) for f in glob.glob(f"{sys.argv[1]}/{mode}.*.json")]
+    return min(runs, key=cpu)
+none, off, on = least("none"), least("off"), least("on")
+n = on["dispatches"]
+assert n == off["dispatches"] and n > 0, "both tool runs see every dispatch"
+print(f"{n} dispatches in {len(on['windows'])} window(s), 32x200 scaled to 1M per window; "
+      f"least CPU of {len(glob.glob(sys.argv[1] + '/on.*.json'))} runs per mode")
+print(f"CPU per dispatch, whole process: no tool {cpu(none) / n * 1e6:.2f} us (the simulator), "
+      f"tool with attribution off +{(cpu(off) - cpu(none)) / n * 1e6:.2f} us, "
+      f"on +{(cpu(on) - cpu(none)) / n * 1e6:.2f} us (goal: at most +1.00)")
+for name, r in (("off", off), ("on", on)):
+    finish = sum(w["finish_s"] for w in r["windows"]) / n * 1e6
+    write = sum(w["write_s"] for w in r["windows"]) / n * 1e6
+    print(f"  attribution {name}: of which finishing windows {finish:.2f} us, writing traces {write:.2f} us per dispatch")
+print(f"tool heap per dispatch with the window open: attribution off {off['held_bytes_per_dispatch']} B, "
+      f"on {on['held_bytes_per_dispatch']} B (goal: at most 100)")
+print(f"tool heap peak (finishing and writing a window): off {off['tool_peak_bytes'] / 2**20:.0f} MiB, "
+      f"on {on['tool_peak_bytes'] / 2**20:.0f} MiB; peak RSS no tool {none['maxrss_kib'] // 1024} MiB, "
+      f"off {off['maxrss_kib'] // 1024} MiB, on {on['maxrss_kib'] // 1024} MiB")
+after = [w["heap_after"] / 2**20 for w in on["windows"]]
+per_window = [w["cpu_s"] for w in on["windows"]]
+print("attribution on, per window: tool heap after it (MiB) " + " ".join(f"{h:.1f}" for h in after)
+      + "; process CPU (s) " + " ".join(f"{c:.2f}" for c in per_window))
+PY

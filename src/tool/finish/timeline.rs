@@ -1,0 +1,1084 @@
+//! The ROCm timeline beyond kernels, copies and runtime calls: memsets and
+//! blit copies shown as what they are, synchronisation, events, host
+//! functions, roctx ranges, graph branch lanes, dependency arrows and the
+//! backend's own overhead.
+//!
+//! The SDK has no record of its own for most of these (SDK 1.0 to 1.3:
+//! no memset kind, no HIP_EVENT kind, nothing for host functions), so each
+//! comes from what a HIP call's arguments and the proven links say:
+//!
+//! - a runtime blit kernel (`__amd_rocclr_fill*`, `__amd_rocclr_copy*`)
+//!   whose launching call or graph node is proven (the evidence method's
+//!   links and keys) is that call's memset or copy, with its size and value;
+//!   otherwise it stays a kernel;
+//! - a synchronising call is a span over its own CPU times, on the lane of
+//!   what it waited on; what an event wait waited for is the event's last
+//!   hipEventRecord before it, followed on the calling threads;
+//! - an event record and a host function are placed by the proven device
+//!   work around them on their stream: bounds, said so in their args;
+//! - roctx ranges come from the SDK's marker range domain callbacks.
+//!
+//! Session state is in [`TimelineEvidence`]; [`finish`] applies it to a
+//! finished window.
+use crate::vocabulary as vocab;
+use crate::window::{
+    Annotation, Blit, Dependency, EventActivity, FinishedWindow, GpuAnnotation, GpuRef, GraphNode,
+    HostFnActivity, Overhead, SyncActivity, SyncKind,
+};
+use activity_store::{CopyDirection, FinalisedWindow};
+use dashmap::DashMap;
+use graph_attribution::{Direction, ExecContents, NodeDetail, NodeWork};
+use once_cell::sync::Lazy;
+use rocprofiler_sys::hip_runtime_api_id;
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+
+/// The opt-in setting for graph dependency arrows.
+pub const DEPENDENCY_ARROWS_VAR: &str = "KINETO_ROCM_GRAPH_DEPENDENCY_ARROWS";
+
+/// The HIP calls the timeline reads arguments of.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TimelineCall {
+    Memset,
+    Copy,
+    PeerCopy,
+    StreamSync,
+    DeviceSync,
+    EventSync,
+    StreamWaitEvent,
+    EventRecord,
+    HostFunc,
+    SetDevice,
+}
+
+static CALLS: Lazy<HashMap<i32, TimelineCall>> = Lazy::new(|| {
+    use TimelineCall::*;
+    let table: &[(&str, TimelineCall)] = &[
+        ("hipMemsetAsync", Memset),
+        ("hipMemsetAsync_spt", Memset),
+        ("hipMemset", Memset),
+        ("hipMemset_spt", Memset),
+        ("hipMemcpyAsync", Copy),
+        ("hipMemcpyAsync_spt", Copy),
+        ("hipMemcpy", Copy),
+        ("hipMemcpy_spt", Copy),
+        ("hipMemcpyPeerAsync", PeerCopy),
+        ("hipMemcpyPeer", PeerCopy),
+        ("hipStreamSynchronize", StreamSync),
+        ("hipStreamSynchronize_spt", StreamSync),
+        ("hipDeviceSynchronize", DeviceSync),
+        ("hipEventSynchronize", EventSync),
+        ("hipStreamWaitEvent", StreamWaitEvent),
+        ("hipStreamWaitEvent_spt", StreamWaitEvent),
+        ("hipEventRecord", EventRecord),
+        ("hipEventRecord_spt", EventRecord),
+        ("hipEventRecordWithFlags", EventRecord),
+        ("hipLaunchHostFunc", HostFunc),
+        ("hipLaunchHostFunc_spt", HostFunc),
+        ("hipSetDevice", SetDevice),
+    ];
+    table
+        .iter()
+        .filter_map(|(name, kind)| hip_runtime_api_id::by_name(name).map(|op| (op, *kind)))
+        .collect()
+});
+
+/// Which timeline call HIP runtime operation `op` is, if any.
+pub fn timeline_call(op: i32) -> Option<TimelineCall> {
+    CALLS.get(&op).copied()
+}
+
+/// What a call's arguments say, as the SDK adapter reads them at ENTER.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CallArgs {
+    Memset {
+        bytes: u64,
+        value: u32,
+    },
+    Copy {
+        bytes: u64,
+        direction: CopyDirection,
+    },
+    PeerCopy {
+        bytes: u64,
+        src_device: i32,
+        dst_device: i32,
+    },
+    StreamSync,
+    DeviceSync,
+    EventSync {
+        event: u64,
+    },
+    StreamWaitEvent {
+        event: u64,
+    },
+    EventRecord {
+        event: u64,
+    },
+    HostFunc {
+        function: u64,
+    },
+    SetDevice {
+        device: i32,
+    },
+}
+
+/// An event's last record, as a later wait sees it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct EventRecordRef {
+    pub correlation: u64,
+    pub stream: Option<u64>,
+}
+
+/// What the timeline keeps of a call issued in a window.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Detail {
+    Memset {
+        bytes: u64,
+        value: u32,
+    },
+    Copy {
+        bytes: u64,
+        direction: CopyDirection,
+    },
+    PeerCopy {
+        src_device: i32,
+        dst_device: i32,
+    },
+    StreamSync,
+    DeviceSync {
+        device: u32,
+    },
+    EventSync {
+        event: u64,
+        record: Option<EventRecordRef>,
+    },
+    StreamWaitEvent {
+        event: u64,
+        record: Option<EventRecordRef>,
+    },
+    EventRecord {
+        event: u64,
+    },
+    HostFunc {
+        function: u64,
+    },
+}
+
+/// A marker callback's phase; ENTER carries the message (absent when the
+/// SDK gave none).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum MarkerPhase {
+    Enter { message: Option<String> },
+    Exit,
+}
+
+struct OpenMarker {
+    name: String,
+    thread_id: u64,
+    start_ns: u64,
+    process_wide: bool,
+}
+
+/// The timeline's evidence, kept over the session.
+#[derive(Default)]
+pub struct TimelineEvidence {
+    /// Calls issued in open windows: (detail, stream at ENTER).
+    details: DashMap<u64, (Detail, Option<u64>)>,
+    /// hipEvent_t -> its last record.
+    events: DashMap<u64, EventRecordRef>,
+    /// Thread -> its current device (hipSetDevice; HIP's default is 0).
+    thread_device: DashMap<u64, u32>,
+    /// Stream -> device, learned from proven device work.
+    stream_device: DashMap<u64, u32>,
+    markers_open: DashMap<u64, OpenMarker>,
+    markers_closed: Mutex<Vec<Annotation>>,
+    overheads: Mutex<Vec<Overhead>>,
+    arrows: AtomicBool,
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Whether `KINETO_ROCM_GRAPH_DEPENDENCY_ARROWS` turns dependency arrows on
+/// (1/true/yes/on; anything else, or unset, leaves them off).
+pub fn arrows_from_env() -> bool {
+    matches!(
+        std::env::var(DEPENDENCY_ARROWS_VAR)
+            .unwrap_or_default()
+            .trim()
+            .to_ascii_lowercase()
+            .as_str(),
+        "1" | "true" | "yes" | "on"
+    )
+}
+
+impl TimelineEvidence {
+    pub fn new() -> TimelineEvidence {
+        let t = TimelineEvidence::default();
+        t.arrows.store(arrows_from_env(), Ordering::Relaxed);
+        t
+    }
+
+    /// A timeline call's ENTER on `thread_id`, with the stream HIP_STREAM
+    /// SET gave it; `collecting`: a window is open.
+    pub fn call_entered(
+        &self,
+        thread_id: u64,
+        correlation: u64,
+        stream: Option<u64>,
+        args: CallArgs,
+        collecting: bool,
+    ) {
+        let detail = match args {
+            CallArgs::SetDevice { device } => {
+                if let Ok(device) = u32::try_from(device) {
+                    self.thread_device.insert(thread_id, device);
+                }
+                return;
+            }
+            CallArgs::EventRecord { event } => {
+                self.events.insert(
+                    event,
+                    EventRecordRef {
+                        correlation,
+                        stream,
+                    },
+                );
+                Detail::EventRecord { event }
+            }
+            CallArgs::Memset { bytes, value } => Detail::Memset { bytes, value },
+            CallArgs::Copy { bytes, direction } => Detail::Copy { bytes, direction },
+            CallArgs::PeerCopy {
+                src_device,
+                dst_device,
+                ..
+            } => Detail::PeerCopy {
+                src_device,
+                dst_device,
+            },
+            CallArgs::StreamSync => Detail::StreamSync,
+            CallArgs::DeviceSync => Detail::DeviceSync {
+                device: self.thread_device.get(&thread_id).map_or(0, |d| *d),
+            },
+            CallArgs::EventSync { event } => Detail::EventSync {
+                event,
+                record: self.events.get(&event).map(|r| *r),
+            },
+            CallArgs::StreamWaitEvent { event } => Detail::StreamWaitEvent {
+                event,
+                record: self.events.get(&event).map(|r| *r),
+            },
+            CallArgs::HostFunc { function } => Detail::HostFunc { function },
+        };
+        if collecting {
+            self.details.insert(correlation, (detail, stream));
+        }
+    }
+
+    /// A MARKER_CORE_RANGE_API callback: ENTER opens a range (or is a
+    /// mark), EXIT closes the range of the same correlation id.
+    pub fn marker(
+        &self,
+        correlation: u64,
+        operation: i32,
+        phase: MarkerPhase,
+        thread_id: u64,
+        now_ns: u64,
+        collecting: bool,
+    ) {
+        use rocprofiler_sys::marker_core_range_api_id as op;
+        if let MarkerPhase::Enter { message } = phase {
+            if !collecting {
+                return;
+            }
+            let name = message.unwrap_or_default();
+            if operation == op::roctxMarkA {
+                lock(&self.markers_closed).push(Annotation {
+                    name,
+                    thread_id,
+                    start_ns: now_ns,
+                    end_ns: now_ns,
+                    id: correlation,
+                    process_wide: false,
+                });
+            } else if operation == op::roctxThreadRangeA || operation == op::roctxProcessRangeA {
+                self.markers_open.insert(
+                    correlation,
+                    OpenMarker {
+                        name,
+                        thread_id,
+                        start_ns: now_ns,
+                        process_wide: operation == op::roctxProcessRangeA,
+                    },
+                );
+            }
+        } else if let Some((_, open)) = self.markers_open.remove(&correlation) {
+            lock(&self.markers_closed).push(Annotation {
+                name: open.name,
+                thread_id: open.thread_id,
+                start_ns: open.start_ns,
+                end_ns: now_ns.max(open.start_ns),
+                id: correlation,
+                process_wide: open.process_wide,
+            });
+        }
+    }
+
+    /// One SDK buffer processed (its records decoded and stored).
+    pub fn buffer_processed(&self, start_ns: u64, end_ns: u64, records: u64) {
+        lock(&self.overheads).push(Overhead {
+            name: vocab::OVERHEAD_BUFFER,
+            start_ns,
+            end_ns,
+            count: records,
+        });
+    }
+
+    /// The SDK reported `count` records dropped.
+    pub fn sdk_dropped(&self, now_ns: u64, count: u64) {
+        lock(&self.overheads).push(Overhead {
+            name: vocab::OVERHEAD_DROPPED,
+            start_ns: now_ns,
+            end_ns: now_ns,
+            count,
+        });
+    }
+
+    /// Forgets what no window will show.
+    pub fn clear(&self) {
+        self.details.clear();
+        self.markers_open.clear();
+        lock(&self.markers_closed).clear();
+        lock(&self.overheads).clear();
+    }
+}
+
+/// What finishing the timeline of a window reads besides the window.
+pub struct TimelineContext<'a> {
+    /// The evidence method's links: each record's launching call and key
+    /// in the columns are proven.
+    pub links_proven: bool,
+    pub launches: &'a HashMap<u64, Arc<ExecContents>>,
+    /// When the window closed (SDK clock).
+    pub closed_ns: u64,
+}
+
+/// A runtime blit kernel's family, by its symbol.
+fn blit_family(symbol: &str) -> Option<bool> {
+    let rest = symbol.strip_prefix("__amd_rocclr_")?;
+    if rest.starts_with("fill") {
+        Some(true)
+    } else if rest.starts_with("copy") {
+        Some(false)
+    } else {
+        None
+    }
+}
+
+fn copy_direction(d: Direction) -> CopyDirection {
+    match d {
+        Direction::HostToHost => CopyDirection::HostToHost,
+        Direction::HostToDevice => CopyDirection::HostToDevice,
+        Direction::DeviceToHost => CopyDirection::DeviceToHost,
+        Direction::DeviceToDevice => CopyDirection::DeviceToDevice,
+    }
+}
+
+fn node_of(graph: Option<GraphNode>) -> Option<usize> {
+    graph.map(|g| (g.graph_node_id & 0xffff_ffff) as usize)
+}
+
+/// One call of the window: thread, times, stream, CPU op.
+#[derive(Clone, Copy)]
+struct CallInfo {
+    thread_id: u64,
+    start_ns: u64,
+    end_ns: u64,
+    stream: Option<u64>,
+    external_id: Option<u64>,
+}
+
+/// Applies the timeline to a finished window (kernels, copies and runtime
+/// calls already built from `window`).
+pub fn finish(
+    ev: &TimelineEvidence,
+    window: &FinalisedWindow,
+    out: &mut FinishedWindow,
+    cx: &TimelineContext,
+    summary: &mut Vec<String>,
+) {
+    let calls: HashMap<u64, CallInfo> = window
+        .api_calls
+        .rows()
+        .map(|r| {
+            (
+                r.correlation_id,
+                CallInfo {
+                    thread_id: r.thread_id,
+                    start_ns: r.start_ns,
+                    end_ns: r.end_ns,
+                    stream: r.stream,
+                    external_id: r.external_id_default,
+                },
+            )
+        })
+        .collect();
+    let details: HashMap<u64, (Detail, Option<u64>)> =
+        calls.keys().filter_map(|c| ev.details.remove(c)).collect();
+
+    // Streams' devices, from proven work.
+    if cx.links_proven {
+        for k in &out.kernels {
+            if let (Some(s), Some(_)) = (k.stream, k.correlation) {
+                ev.stream_device.insert(s, k.device);
+            }
+        }
+    }
+    let device_of = |stream: Option<u64>| stream.and_then(|s| ev.stream_device.get(&s).map(|d| *d));
+
+    let split = memsets_and_blit_copies(out, &details, cx);
+    if split > 0 {
+        summary.push(format!("blits_of_split_calls_left_kernels={split}"));
+    }
+    peer_copies(out, &details, &device_of);
+    branches(out);
+    syncs_and_events(out, &calls, &details, &device_of);
+    let unbounded = host_functions(out, &calls, &details, cx, &device_of);
+    if unbounded > 0 {
+        summary.push(format!("host_functions_unbounded={unbounded}"));
+    }
+    annotations(ev, out, &calls, cx);
+    if ev.arrows.load(Ordering::Relaxed) && cx.links_proven {
+        dependencies(out, cx);
+    }
+    out.overheads
+        .extend(std::mem::take(&mut *lock(&ev.overheads)));
+}
+
+/// Returns how many blit kernels stay kernels because their call or node
+/// ran as several (clr's `KernelBlitManager::fillBuffer1D` packs an
+/// unaligned fill into several `FillBufferAligned` dispatches; copies may be
+/// chunked): the call's bytes belong to none of them alone.
+fn memsets_and_blit_copies(
+    out: &mut FinishedWindow,
+    details: &HashMap<u64, (Detail, Option<u64>)>,
+    cx: &TimelineContext,
+) -> u64 {
+    if !cx.links_proven {
+        return 0;
+    }
+    for k in &mut out.kernels {
+        let Some(correlation) = k.correlation else {
+            continue;
+        };
+        let Some(fill) = out
+            .kernel_symbols
+            .get(k.name_index as usize)
+            .and_then(|s| blit_family(s))
+        else {
+            continue;
+        };
+        k.blit = match (k.graph, node_of(k.graph)) {
+            (Some(_), Some(node)) => cx
+                .launches
+                .get(&correlation)
+                .and_then(|exec| exec.nodes.get(node))
+                .and_then(|spec| match (fill, spec.work, spec.detail) {
+                    (true, NodeWork::Memset, NodeDetail::Memset { bytes, value }) => {
+                        Some(Blit::Memset { bytes, value })
+                    }
+                    (
+                        false,
+                        NodeWork::Memcpy {
+                            direction: Some(direction),
+                            bytes,
+                        },
+                        _,
+                    ) => Some(Blit::Copy {
+                        bytes,
+                        direction: copy_direction(direction),
+                    }),
+                    _ => None,
+                }),
+            _ => match details.get(&correlation) {
+                Some((Detail::Memset { bytes, value }, _)) if fill => Some(Blit::Memset {
+                    bytes: *bytes,
+                    value: *value,
+                }),
+                Some((Detail::Copy { bytes, direction }, _)) if !fill => Some(Blit::Copy {
+                    bytes: *bytes,
+                    direction: *direction,
+                }),
+                _ => None,
+            },
+        };
+    }
+    let mut parts: HashMap<(Option<u64>, Option<usize>), u64> = HashMap::new();
+    for k in out.kernels.iter().filter(|k| k.blit.is_some()) {
+        *parts.entry((k.correlation, node_of(k.graph))).or_default() += 1;
+    }
+    let mut split = 0;
+    for k in out.kernels.iter_mut().filter(|k| k.blit.is_some()) {
+        if parts[&(k.correlation, node_of(k.graph))] > 1 {
+            k.blit = None;
+            split += 1;
+        }
+    }
+    split
+}
+
+/// A copy issued by hipMemcpyPeer*: drawn on the issuing stream's device,
+/// with its source and destination devices from the record's agents.
+fn peer_copies(
+    out: &mut FinishedWindow,
+    details: &HashMap<u64, (Detail, Option<u64>)>,
+    device_of: &dyn Fn(Option<u64>) -> Option<u32>,
+) {
+    for c in &mut out.copies {
+        let Some(correlation) = c.correlation else {
+            continue;
+        };
+        if let Some((Detail::PeerCopy { .. }, _)) = details.get(&correlation) {
+            if let Some(device) = device_of(c.stream) {
+                c.device = device;
+            } else if c.src_device >= 0 {
+                c.device = c.src_device as u32;
+            }
+        }
+    }
+}
+
+/// A graph replay's work on several hardware queues: the queue of the
+/// replay's first-starting record keeps the launching stream's lane; the
+/// others get branch lanes named after it.
+fn branches(out: &mut FinishedWindow) {
+    let mut home: HashMap<u64, (u64, u64)> = HashMap::new();
+    for k in &out.kernels {
+        if let (Some(c), Some(_), Some(_)) = (k.correlation, k.graph, k.stream) {
+            let e = home.entry(c).or_insert((k.start_ns, k.queue));
+            if (k.start_ns, k.queue) < *e {
+                *e = (k.start_ns, k.queue);
+            }
+        }
+    }
+    for k in &mut out.kernels {
+        if let (Some(c), Some(_), Some(_)) = (k.correlation, k.graph, k.stream) {
+            if home.get(&c).is_some_and(|&(_, q)| q != k.queue) {
+                k.branch = Some(k.queue);
+            }
+        }
+    }
+}
+
+/// The end of the last proven device work on `stream` issued before call
+/// `before`, and the start of the first issued after it.
+fn stream_neighbours(out: &FinishedWindow, stream: u64, before: u64) -> (Option<u64>, Option<u64>) {
+    let mut last_end: Option<u64> = None;
+    let mut next_start: Option<u64> = None;
+    let work = out
+        .kernels
+        .iter()
+        .map(|k| (k.stream, k.correlation, k.start_ns, k.end_ns))
+        .chain(
+            out.copies
+                .iter()
+                .map(|c| (c.stream, c.correlation, c.start_ns, c.end_ns)),
+        );
+    for (s, c, start, end) in work {
+        let (Some(s), Some(c)) = (s, c) else { continue };
+        if s != stream {
+            continue;
+        }
+        if c < before {
+            last_end = Some(last_end.map_or(end, |e: u64| e.max(end)));
+        } else if c > before {
+            next_start = Some(next_start.map_or(start, |n: u64| n.min(start)));
+        }
+    }
+    (last_end, next_start)
+}
+
+fn syncs_and_events(
+    out: &mut FinishedWindow,
+    calls: &HashMap<u64, CallInfo>,
+    details: &HashMap<u64, (Detail, Option<u64>)>,
+    device_of: &dyn Fn(Option<u64>) -> Option<u32>,
+) {
+    let mut ordered: Vec<(&u64, &(Detail, Option<u64>))> = details.iter().collect();
+    ordered.sort_by_key(|(c, _)| **c);
+    for (&correlation, &(detail, stream)) in ordered {
+        let Some(call) = calls.get(&correlation) else {
+            continue;
+        };
+        let stream = stream.or(call.stream);
+        let sync = |kind, device, stream, event, record: Option<EventRecordRef>| SyncActivity {
+            kind,
+            thread_id: call.thread_id,
+            correlation,
+            start_ns: call.start_ns,
+            end_ns: call.end_ns,
+            device,
+            stream,
+            event,
+            wait_on_stream: record.and_then(|r| r.stream),
+            wait_on_record_correlation: record.map(|r| r.correlation),
+            external_id: call.external_id,
+        };
+        match detail {
+            Detail::StreamSync => {
+                out.syncs.push(sync(
+                    SyncKind::Stream,
+                    device_of(stream),
+                    stream,
+                    None,
+                    None,
+                ));
+            }
+            Detail::DeviceSync { device } => {
+                out.syncs
+                    .push(sync(SyncKind::Device, Some(device), None, None, None));
+            }
+            Detail::EventSync { event, record } => {
+                let device = device_of(record.and_then(|r| r.stream));
+                out.syncs
+                    .push(sync(SyncKind::Event, device, None, Some(event), record));
+            }
+            Detail::StreamWaitEvent { event, record } => out.syncs.push(sync(
+                SyncKind::StreamWaitEvent,
+                device_of(stream),
+                stream,
+                Some(event),
+                record,
+            )),
+            Detail::EventRecord { event } => {
+                let last = stream.and_then(|s| stream_neighbours(out, s, correlation).0);
+                out.events.push(EventActivity {
+                    event,
+                    thread_id: call.thread_id,
+                    correlation,
+                    device: device_of(stream),
+                    stream,
+                    ts_ns: last.map_or(call.start_ns, |e| e.max(call.start_ns)),
+                    external_id: call.external_id,
+                });
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Host functions, bounded by their stream's (or graph's) neighbours.
+/// Returns how many could not be bounded (left out).
+fn host_functions(
+    out: &mut FinishedWindow,
+    calls: &HashMap<u64, CallInfo>,
+    details: &HashMap<u64, (Detail, Option<u64>)>,
+    cx: &TimelineContext,
+    device_of: &dyn Fn(Option<u64>) -> Option<u32>,
+) -> u64 {
+    let mut unbounded = 0;
+    let mut eager: Vec<(u64, u64, Option<u64>)> = details
+        .iter()
+        .filter_map(|(c, (d, s))| match d {
+            Detail::HostFunc { function } => Some((*c, *function, *s)),
+            _ => None,
+        })
+        .collect();
+    eager.sort();
+    for (correlation, function, stream) in eager {
+        let Some(call) = calls.get(&correlation) else {
+            continue;
+        };
+        let Some(stream) = stream.or(call.stream) else {
+            unbounded += 1;
+            continue;
+        };
+        let (last_end, next_start) = stream_neighbours(out, stream, correlation);
+        let start = last_end.map_or(call.start_ns, |e| e.max(call.start_ns));
+        // What waited for it: the stream's next work, or a later
+        // synchronisation of the stream or of its device.
+        let device = device_of(Some(stream));
+        let later_sync = out
+            .syncs
+            .iter()
+            .filter(|s| s.correlation > correlation)
+            .filter(|s| match s.kind {
+                SyncKind::Stream => s.stream == Some(stream),
+                SyncKind::Device => device.is_some() && s.device == device,
+                SyncKind::Event => s
+                    .wait_on_record_correlation
+                    .is_some_and(|r| r > correlation && s.wait_on_stream == Some(stream)),
+                SyncKind::StreamWaitEvent => false,
+            })
+            .map(|s| s.end_ns)
+            .min();
+        let end = match (next_start, later_sync) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        match (end, device) {
+            (Some(end), Some(device)) if end >= start => out.host_functions.push(HostFnActivity {
+                device,
+                stream,
+                correlation,
+                function,
+                start_ns: start,
+                end_ns: end,
+                graph: None,
+                branch: None,
+                external_id: call.external_id,
+            }),
+            _ => unbounded += 1,
+        }
+    }
+    if !cx.links_proven {
+        return unbounded;
+    }
+    // Graph host nodes: after their present predecessors, before their
+    // present successors, in the same replay.
+    let replays = present_nodes(out);
+    let mut found = Vec::new();
+    for (&correlation, present) in &replays {
+        let Some(exec) = cx.launches.get(&correlation) else {
+            continue;
+        };
+        if !exec
+            .nodes
+            .iter()
+            .any(|n| matches!(n.detail, NodeDetail::Host { .. }))
+        {
+            continue;
+        }
+        let Some(call) = calls.get(&correlation) else {
+            continue;
+        };
+        let Some((graph_id, device, stream)) = present.values().find_map(|r| match *r {
+            GpuRef::Kernel(i) => {
+                let k = &out.kernels[i];
+                Some((k.graph?.graph_id, k.device, k.stream?))
+            }
+            _ => None,
+        }) else {
+            continue;
+        };
+        let succs_of = successors(exec);
+        let span = |r: &GpuRef| match *r {
+            GpuRef::Kernel(i) => (out.kernels[i].start_ns, out.kernels[i].end_ns),
+            GpuRef::Copy(i) => (out.copies[i].start_ns, out.copies[i].end_ns),
+            GpuRef::HostFn(i) => (out.host_functions[i].start_ns, out.host_functions[i].end_ns),
+        };
+        for (index, spec) in exec.nodes.iter().enumerate() {
+            let NodeDetail::Host { function } = spec.detail else {
+                continue;
+            };
+            let preds = nearest_present(exec, index, present, |n| &exec.nodes[n].deps);
+            let succs = nearest_present(exec, index, present, |n| &succs_of[n]);
+            let start = preds
+                .iter()
+                .map(|r| span(r).1)
+                .max()
+                .unwrap_or(call.start_ns);
+            match succs.iter().map(|r| span(r).0).min() {
+                Some(end) if end >= start => found.push(HostFnActivity {
+                    device,
+                    stream,
+                    correlation,
+                    function,
+                    start_ns: start,
+                    end_ns: end,
+                    graph: Some(GraphNode {
+                        graph_id,
+                        graph_node_id: (graph_id << 32) | index as u64,
+                    }),
+                    branch: None,
+                    external_id: call.external_id,
+                }),
+                _ => unbounded += 1,
+            }
+        }
+    }
+    out.host_functions.extend(found);
+    unbounded
+}
+
+/// Per graph replay (its launch's correlation id), the nodes shown and
+/// where.
+fn present_nodes(out: &FinishedWindow) -> BTreeMap<u64, BTreeMap<usize, GpuRef>> {
+    let mut replays: BTreeMap<u64, BTreeMap<usize, GpuRef>> = BTreeMap::new();
+    for (i, k) in out.kernels.iter().enumerate() {
+        if let (Some(c), Some(n)) = (k.correlation, node_of(k.graph)) {
+            replays.entry(c).or_default().insert(n, GpuRef::Kernel(i));
+        }
+    }
+    for (i, cp) in out.copies.iter().enumerate() {
+        if let (Some(c), Some(n)) = (cp.correlation, node_of(cp.graph)) {
+            replays.entry(c).or_default().insert(n, GpuRef::Copy(i));
+        }
+    }
+    for (i, h) in out.host_functions.iter().enumerate() {
+        if let Some(n) = node_of(h.graph) {
+            replays
+                .entry(h.correlation)
+                .or_default()
+                .insert(n, GpuRef::HostFn(i));
+        }
+    }
+    replays
+}
+
+fn successors(exec: &ExecContents) -> Vec<Box<[u32]>> {
+    let mut succ: Vec<Vec<u32>> = vec![Vec::new(); exec.nodes.len()];
+    for (i, spec) in exec.nodes.iter().enumerate() {
+        for &d in spec.deps.iter() {
+            if let Some(s) = succ.get_mut(d as usize) {
+                s.push(i as u32);
+            }
+        }
+    }
+    succ.into_iter().map(Vec::into_boxed_slice).collect()
+}
+
+/// The nearest nodes shown along `next` (predecessors or successors),
+/// stepping through nodes that are not shown (empty, event and host nodes
+/// with no span, work whose key was withheld).
+fn nearest_present<'e>(
+    exec: &'e ExecContents,
+    node: usize,
+    present: &BTreeMap<usize, GpuRef>,
+    next: impl Fn(usize) -> &'e [u32],
+) -> Vec<GpuRef> {
+    let mut out = Vec::new();
+    let mut seen: HashSet<usize> = HashSet::new();
+    let mut stack: Vec<usize> = next(node).iter().map(|&d| d as usize).collect();
+    while let Some(n) = stack.pop() {
+        if n >= exec.nodes.len() || !seen.insert(n) {
+            continue;
+        }
+        match present.get(&n) {
+            Some(r) => out.push(*r),
+            None => stack.extend(next(n).iter().map(|&d| d as usize)),
+        }
+    }
+    out
+}
+
+fn dependencies(out: &mut FinishedWindow, cx: &TimelineContext) {
+    for (correlation, present) in present_nodes(out) {
+        let Some(exec) = cx.launches.get(&correlation) else {
+            continue;
+        };
+        for (&node, &to) in &present {
+            for from in nearest_present(exec, node, &present, |n| &exec.nodes[n].deps) {
+                out.dependencies.push(Dependency { from, to });
+            }
+        }
+    }
+}
+
+/// roctx ranges of the window on their threads, and the device work each
+/// enclosed, per lane.
+fn annotations(
+    ev: &TimelineEvidence,
+    out: &mut FinishedWindow,
+    calls: &HashMap<u64, CallInfo>,
+    cx: &TimelineContext,
+) {
+    let taken: Vec<Annotation> = {
+        let mut closed = lock(&ev.markers_closed);
+        let (mine, later): (Vec<Annotation>, Vec<Annotation>) =
+            closed.drain(..).partition(|a| a.start_ns <= cx.closed_ns);
+        *closed = later;
+        mine
+    };
+    out.annotations = taken;
+    if !cx.links_proven {
+        return;
+    }
+    for a in out.annotations.iter().filter(|a| a.end_ns > a.start_ns) {
+        let inside = |c: u64| {
+            calls.get(&c).is_some_and(|call| {
+                (a.process_wide || call.thread_id == a.thread_id)
+                    && call.start_ns >= a.start_ns
+                    && call.start_ns <= a.end_ns
+            })
+        };
+        let mut lanes: BTreeMap<(u32, u64, Option<u64>), (u64, u64)> = BTreeMap::new();
+        let mut add = |device: u32, stream: u64, branch: Option<u64>, start: u64, end: u64| {
+            let e = lanes
+                .entry((device, stream, branch))
+                .or_insert((start, end));
+            e.0 = e.0.min(start);
+            e.1 = e.1.max(end);
+        };
+        for k in &out.kernels {
+            if let (Some(c), Some(s)) = (k.correlation, k.stream) {
+                if inside(c) {
+                    add(k.device, s, k.branch, k.start_ns, k.end_ns);
+                }
+            }
+        }
+        for cp in &out.copies {
+            if let (Some(c), Some(s)) = (cp.correlation, cp.stream) {
+                if inside(c) {
+                    add(cp.device, s, None, cp.start_ns, cp.end_ns);
+                }
+            }
+        }
+        for ((device, stream, branch), (start_ns, end_ns)) in lanes {
+            out.gpu_annotations.push(GpuAnnotation {
+                name: a.name.clone(),
+                id: a.id,
+                device,
+                stream,
+                branch,
+                start_ns,
+                end_ns,
+            });
+        }
+    }
+}
+
+/// Demangles a kernel symbol (Itanium C++ ABI); anything else is kept.
+pub fn demangle(symbol: &str) -> String {
+    cpp_demangle::Symbol::new(symbol)
+        .ok()
+        .and_then(|s| s.demangle(&cpp_demangle::DemangleOptions::default()).ok())
+        .unwrap_or_else(|| symbol.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::window::KernelActivity;
+
+    #[test]
+    fn kernel_symbols_are_demangled_and_others_kept() {
+        assert_eq!(
+            demangle("_Z6vecAddPfS_S_i"),
+            "vecAdd(float*, float*, float*, int)"
+        );
+        assert_eq!(demangle("graph32_k04"), "graph32_k04");
+        assert_eq!(
+            demangle("__amd_rocclr_fillBufferAligned"),
+            "__amd_rocclr_fillBufferAligned"
+        );
+    }
+
+    #[test]
+    fn a_memset_run_as_several_fill_kernels_stays_kernels() {
+        let fill = |dispatch_id: u64, correlation: u64| KernelActivity {
+            name_index: 0,
+            device: 0,
+            stream: Some(1),
+            queue: 0,
+            correlation: Some(correlation),
+            dispatch_id,
+            start_ns: dispatch_id * 10,
+            end_ns: dispatch_id * 10 + 5,
+            grid: [1, 1, 1],
+            block: [1, 1, 1],
+            lds_bytes: 0,
+            scratch_bytes: 0,
+            external_id: None,
+            user_external_id: None,
+            graph: None,
+            counters: Vec::new(),
+            blit: None,
+            branch: None,
+        };
+        let mut out = FinishedWindow {
+            kernel_symbols: vec!["__amd_rocclr_fillBufferAligned".into()],
+            kernels: vec![fill(1, 7), fill(2, 7), fill(3, 8)],
+            ..FinishedWindow::default()
+        };
+        let memset = |bytes| (Detail::Memset { bytes, value: 1 }, Some(1));
+        let details = HashMap::from([(7, memset(100)), (8, memset(64))]);
+        let launches = HashMap::new();
+        let cx = TimelineContext {
+            links_proven: true,
+            launches: &launches,
+            closed_ns: 0,
+        };
+        assert_eq!(memsets_and_blit_copies(&mut out, &details, &cx), 2);
+        let blits: Vec<Option<Blit>> = out.kernels.iter().map(|k| k.blit).collect();
+        assert_eq!(
+            blits,
+            [
+                None,
+                None,
+                Some(Blit::Memset {
+                    bytes: 64,
+                    value: 1
+                })
+            ]
+        );
+    }
+
+    #[test]
+    fn blit_families_are_told_by_symbol() {
+        assert_eq!(blit_family("__amd_rocclr_fillBufferAligned"), Some(true));
+        assert_eq!(blit_family("__amd_rocclr_copyBuffer"), Some(false));
+        assert_eq!(blit_family("__amd_rocclr_streamOpsWrite"), None);
+        assert_eq!(blit_family("k"), None);
+    }
+
+    #[test]
+    fn a_wait_points_at_the_events_last_record_and_a_sync_at_the_threads_device() {
+        let ev = TimelineEvidence::default();
+        ev.call_entered(1, 10, Some(3), CallArgs::EventRecord { event: 0x5e }, true);
+        ev.call_entered(1, 11, Some(3), CallArgs::EventRecord { event: 0x5e }, true);
+        ev.call_entered(
+            2,
+            12,
+            Some(4),
+            CallArgs::StreamWaitEvent { event: 0x5e },
+            true,
+        );
+        ev.call_entered(2, 13, None, CallArgs::SetDevice { device: 1 }, true);
+        ev.call_entered(2, 14, None, CallArgs::DeviceSync, true);
+        ev.call_entered(1, 15, None, CallArgs::DeviceSync, false);
+        let wait = ev.details.get(&12).map(|d| d.0);
+        assert_eq!(
+            wait,
+            Some(Detail::StreamWaitEvent {
+                event: 0x5e,
+                record: Some(EventRecordRef {
+                    correlation: 11,
+                    stream: Some(3)
+                })
+            })
+        );
+        assert_eq!(
+            ev.details.get(&14).map(|d| d.0),
+            Some(Detail::DeviceSync { device: 1 })
+        );
+        assert!(ev.details.get(&15).is_none(), "not collecting");
+        assert!(ev.details.get(&13).is_none(), "hipSetDevice is state only");
+    }
+
+    #[test]
+    fn marker_ranges_pair_enter_and_exit_by_correlation_id() {
+        use rocprofiler_sys::marker_core_range_api_id as op;
+        let ev = TimelineEvidence::default();
+        let enter = |m: &str| MarkerPhase::Enter {
+            message: Some(m.into()),
+        };
+        ev.marker(5, op::roctxThreadRangeA, enter("step"), 7, 100, true);
+        ev.marker(6, op::roctxMarkA, enter("here"), 7, 150, true);
+        ev.marker(5, op::roctxThreadRangeA, MarkerPhase::Exit, 7, 200, true);
+        let closed = lock(&ev.markers_closed).clone();
+        assert_eq!(closed.len(), 2);
+        assert_eq!((closed[0].name.as_str(), closed[0].start_ns), ("here", 150));
+        assert_eq!(
+            (
+                closed[1].name.as_str(),
+                closed[1].start_ns,
+                closed[1].end_ns
+            ),
+            ("step", 100, 200)
+        );
+    }
+}

@@ -65,9 +65,11 @@ Usage:
       with --workload tests/workloads/graph-events.json, graph event-record
       nodes' cuda_events per replay.
   python3 scripts/torch_profiler_check.py --check-trace TRACE.json --truth TRUTH.json
+      [--expect-counters SQ_WAVES,GRBM_COUNT]
       checks the linkage and graph keys of a trace already written (by this
       script, or by kineto in the ctest suite, which runs it this way), with
-      no torch and no GPU.
+      no torch and no GPU; with --expect-counters, also that every kernel
+      carries those hardware counters, each its dispatch's true value.
 
   --report-bin PATH (either mode): also runs `PATH report --json` (the
   kineto-rocm CLI, target/release/kineto-rocm) on the trace PyTorch or kineto
@@ -121,6 +123,9 @@ def parse_args():
                          "against the truth")
     ap.add_argument("--check-trace", help="check this trace instead of profiling (needs --truth)")
     ap.add_argument("--truth", help="the ground truth of --check-trace's process")
+    ap.add_argument("--expect-counters", default="",
+                    help="with --check-trace: comma-separated counters every kernel must "
+                         "carry (KINETO_ROCM_PMC of the traced process)")
     ap.add_argument("--report-bin", help="the kineto-rocm CLI: also check `report` on the trace")
     return ap.parse_args()
 
@@ -326,6 +331,27 @@ def check_links(events, truth, checks):
     return checked
 
 
+def check_counters(events, truth, names, checks):
+    """Each hardware-counter arg (an upper-case key holding a number) against
+    its dispatch's truth, and every kernel carries each of `names`."""
+    wrong, shown, lacking = [], 0, 0
+    for k in events:
+        a = k.get("args", {})
+        op = truth.kernels.get(a.get("dispatch id"))
+        counters = {n: v for n, v in a.items() if n[:1].isupper() and n != "External id"
+                    and isinstance(v, (int, float))}
+        lacking += sum(n not in counters for n in names)
+        for n, v in counters.items():
+            shown += 1
+            if op is None or op.get("counters", {}).get(n) != v:
+                wrong.append(f"dispatch {a.get('dispatch id')}: {n} {v}, truth "
+                             f"{None if op is None else op.get('counters', {}).get(n)}")
+    checks.check(shown > 0 and not wrong and not lacking,
+                 "every hardware counter value is its dispatch's true value",
+                 f"{shown} values, {len(wrong)} wrong, {lacking} lacking"
+                 + (f"; {wrong[0]}" if wrong else ""))
+
+
 SYNC_NAMES = {"hipStreamSynchronize": "Stream Sync", "hipDeviceSynchronize": "Context Sync",
               "hipEventSynchronize": "Event Sync", "hipStreamWaitEvent": "Stream Wait Event"}
 
@@ -520,7 +546,7 @@ def check_report(report_bin, trace_path, truth, checks):
                  f"{len(off)} off" + (f"; {off[0]}" if off else ""))
 
 
-def check_trace_offline(trace_path, truth_path, report_bin=None):
+def check_trace_offline(trace_path, truth_path, report_bin=None, expect_counters=()):
     """--check-trace: the truth-based checks of a trace already written."""
     checks = Checks()
     with open(trace_path) as f:
@@ -532,6 +558,8 @@ def check_trace_offline(trace_path, truth_path, report_bin=None):
     check_links(events, truth, checks)
     if any("graph node id" in k.get("args", {}) for k in kernels):
         check_graph_keys(kernels, truth, checks)
+    if expect_counters:
+        check_counters(kernels, truth, expect_counters, checks)
     check_timeline(events, truth, checks)
     if report_bin:
         check_report(report_bin, trace_path, truth, checks)
@@ -576,7 +604,8 @@ def main():
         if not args.truth:
             print("torch_profiler_check: --check-trace needs --truth", file=sys.stderr)
             return 2
-        return check_trace_offline(args.check_trace, args.truth, args.report_bin)
+        names = [n for n in args.expect_counters.split(",") if n]
+        return check_trace_offline(args.check_trace, args.truth, args.report_bin, names)
     checks = Checks()
     libdirs = [os.path.join(args.build, "lib"), os.path.join(REPO, "build", "lib"),
                os.path.join(REPO, "build", "ci", "lib")]

@@ -138,6 +138,10 @@ mod ffi {
         pub has_graph: bool,
         pub graph_id: u64,
         pub graph_node_id: u64,
+        /// Hardware counters: names and values, index for index; each an
+        /// arg keyed by the counter's name (src/vocabulary.rs).
+        pub counter_names: Vec<String>,
+        pub counter_values: Vec<f64>,
         /// A blit kernel shown as a memset or copy.
         pub blit: BlitKind,
         pub blit_bytes: u64,
@@ -648,6 +652,7 @@ impl From<vocabulary::ValueType> for ffi::ValueType {
 impl From<window::KernelActivity> for ffi::KernelActivity {
     fn from(k: window::KernelActivity) -> Self {
         let graph = k.graph;
+        let (counter_names, counter_values) = k.counters.into_iter().unzip();
         ffi::KernelActivity {
             name_index: k.name_index,
             device: k.device,
@@ -674,6 +679,8 @@ impl From<window::KernelActivity> for ffi::KernelActivity {
             has_graph: graph.is_some(),
             graph_id: graph.map_or(0, |g| g.graph_id),
             graph_node_id: graph.map_or(0, |g| g.graph_node_id),
+            counter_names,
+            counter_values,
             blit: match k.blit {
                 None => ffi::BlitKind::None,
                 Some(window::Blit::Memset { .. }) => ffi::BlitKind::Memset,

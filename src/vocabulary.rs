@@ -8,6 +8,10 @@
 //! has the key (RocmMetadataFields, and CudaMetadataFields' graph keys,
 //! which PyTorch reads as `"graph node id":\s*(\d+)`); the types are
 //! kineto's field types.
+//!
+//! Besides these keys, a kernel's hardware counters are args keyed by the
+//! counter's SDK name (`SQ_WAVES`: upper case, so never one of the keys
+//! here), each a Float (the SDK's values are doubles; dimensions summed).
 use activity_store::CopyDirection;
 
 /// Every args key a trace writer puts on a GPU or runtime event. The

@@ -49,6 +49,9 @@ pub struct KernelActivity {
     pub external_id: Option<u64>,
     pub user_external_id: Option<u64>,
     pub graph: Option<GraphNode>,
+    /// Hardware counter values by counter name, in the order asked for;
+    /// only counters whose record came.
+    pub counters: Vec<(String, f64)>,
     /// `Some`: a runtime blit kernel proven to be this memset or copy.
     pub blit: Option<Blit>,
     /// `Some(queue)`: a graph replay's work on another hardware queue than

@@ -420,6 +420,10 @@ std::vector<Row> buildRows(
     if (k.has_graph) {
       compat::addGraphFields(*act, k.graph_id, k.graph_node_id);
     }
+    // Hardware counters, keyed by the counter's SDK name (src/vocabulary.rs).
+    for (size_t i = 0; i < k.counter_names.size() && i < k.counter_values.size(); ++i) {
+      act->addMetadata(std::string(k.counter_names[i]), vocab::floatText(k.counter_values[i]));
+    }
     Row row;
     row.kind = k.blit == BlitKind::None ? Kind::Kernel : Kind::Copy;
     row.hasCorrelation = k.has_correlation;

@@ -337,6 +337,9 @@ pub fn emit_windows<S: TraceSink>(
                 args.push(("External id", Arg::Int(external_id)));
             }
             graph_args(&mut args, kernel.graph);
+            for (counter, value) in &kernel.counters {
+                args.push((counter.as_str(), Arg::Float(*value)));
+            }
             writer.complete(&CompleteEvent {
                 name: event_name,
                 category,
@@ -663,6 +666,7 @@ mod tests {
             external_id: Some(42),
             user_external_id: None,
             graph: None,
+            counters: Vec::new(),
             blit: None,
             branch: None,
         }

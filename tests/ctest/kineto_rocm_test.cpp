@@ -335,6 +335,38 @@ TEST(KinetoRocm, NoGraphIdsWhenAttributionDisabled) {
   EXPECT_EQ(t.text.find("\"graph node id\""), std::string::npos);
 }
 
+// KINETO_ROCM_PMC=SQ_WAVES,GRBM_COUNT (ctest sets it for this test): every
+// kernel in kineto's trace carries both counters, each the value the ground
+// truth says its dispatch counted, next to its graph fields.
+TEST(KinetoRocm, CountersOnEveryKernelEqualTheTruth) {
+  REQUIRE_SIM();
+  const char* pmc = std::getenv("KINETO_ROCM_PMC");
+  KR_REQUIRE_SETTING(pmc && std::string(pmc) == "SQ_WAVES,GRBM_COUNT",
+                     "KINETO_ROCM_PMC=SQ_WAVES,GRBM_COUNT");
+  Trace t = traceOf("graph-32x200-counters", {"graph-32x200-marked.json"});
+  json truth = kr_test::groundTruth();
+  std::map<uint64_t, const json*> byDispatch;
+  for (const auto* op : truthOps(run0(truth), "kernel")) {
+    byDispatch[(*op)["dispatch_id"].get<uint64_t>()] = op;
+  }
+  size_t counted = 0, graphed = 0;
+  for (const auto* ev : t.events("kernel")) {
+    const json& a = args(*ev);
+    auto op = byDispatch.find(a["dispatch id"].get<uint64_t>());
+    ASSERT_NE(op, byDispatch.end()) << ev->dump();
+    const json& expected = (*op->second)["counters"];
+    for (const char* name : {"SQ_WAVES", "GRBM_COUNT"}) {
+      ASSERT_TRUE(a.contains(name)) << ev->dump();
+      EXPECT_TRUE(a[name].is_number_float()) << ev->dump();
+      EXPECT_EQ(a[name].get<double>(), expected[name].get<double>()) << ev->dump();
+    }
+    ++counted;
+    graphed += hasGraphFields(*ev);
+  }
+  EXPECT_EQ(counted, 6403u);
+  EXPECT_EQ(graphed, 6400u);
+}
+
 // The 32x200 graph wrapped in a CPU op, plus eager kernels after it: graph
 // kernels linked and attributed, eager ones neither attributed nor confused.
 TEST(KinetoRocm, MarkedGraphReplaysLinkAndAttribute) {

@@ -3,11 +3,27 @@
 //! `--kernel-replay-beta-enabled`, checked together before anything runs,
 //! so a bad request costs the user no run, and the plan shown so the user
 //! sees which step or pass collects what.
-use counter_jobs::{fold, load_file, CommandLine, JobErrors, Plan};
+use counter_jobs::{fold, load_file, CommandLine, JobErrors, JobReplayMode, Plan, RunCollection};
 use std::path::{Path, PathBuf};
 
 /// The environment variable naming a job file when `--jobs` is not given.
 pub const JOB_FILE_ENV: &str = "KINETO_ROCM_JOB_FILE";
+
+/// The tool's variable naming the counter group to collect per dispatch
+/// (src/tool/sdk/counting.rs reads it).
+pub const PMC_ENV: &str = "KINETO_ROCM_PMC";
+
+/// The group of a plan that is one application-mode run of one counter
+/// group: the only plan the tool collects yet.
+pub fn single_group(plan: &Plan) -> Option<&[String]> {
+    match &plan.runs[..] {
+        [run] if plan.mode == JobReplayMode::Application => match &run.collection {
+            RunCollection::Counters(group) => Some(group),
+            _ => None,
+        },
+        _ => None,
+    }
+}
 
 /// A counter request and its plan.
 pub struct JobPlan {

@@ -7,6 +7,7 @@
 //!   kineto-rocm convert IN OUT               any trace we read, as JSON
 //!   kineto-rocm report TRACE...              per graph node, per rank, plots
 //!   kineto-rocm record -- PROGRAM ARGS...    any HIP program, traced from outside
+mod counter_table;
 mod forward_signals;
 mod jobs;
 mod markers;
@@ -381,8 +382,9 @@ impl From<String> for Stop {
 }
 
 /// Checks the job file asked for and shows its plan, through `show` (stdout
-/// for `run`; stderr for `validate`, whose stdout may be JSON).
-fn check_jobs(args: &RunArgs, show: fn(&str)) -> Result<(), Stop> {
+/// for `run`; stderr for `validate`, whose stdout may be JSON). True when a
+/// counter group will be collected.
+fn check_jobs(args: &RunArgs, show: fn(&str)) -> Result<bool, Stop> {
     let cli = counter_jobs::CommandLine {
         pmc: args
             .pmc
@@ -396,7 +398,7 @@ fn check_jobs(args: &RunArgs, show: fn(&str)) -> Result<(), Stop> {
         kernel_replay_beta_enabled: args.kernel_replay_beta_enabled,
     };
     let Some(jobs) = jobs::plan(args.jobs.as_deref(), &cli).map_err(Stop::BadInput)? else {
-        return Ok(());
+        return Ok(false);
     };
     match &jobs.file {
         Some(file) => show(&format!("counter plan of job file {}:", file.display())),
@@ -405,10 +407,22 @@ fn check_jobs(args: &RunArgs, show: fn(&str)) -> Result<(), Stop> {
     for line in jobs.plan.to_string().lines() {
         show(line);
     }
-    progress(
-        "counters are not collected yet: the job file is checked and its plan shown, and the trace carries no counter values",
-    );
-    Ok(())
+    match jobs::single_group(&jobs.plan) {
+        Some(group) => {
+            std::env::set_var(jobs::PMC_ENV, group.join(","));
+            progress(&format!(
+                "collecting {} per dispatch (the dispatch counting service)",
+                group.join(",")
+            ));
+            Ok(true)
+        }
+        None => {
+            progress(
+                "not collected yet: only one counter group in application mode is; this plan is checked and shown, and the trace carries no counter values",
+            );
+            Ok(false)
+        }
+    }
 }
 
 /// How a workload is run: how many steps, which are profiled, where traces go.
@@ -550,7 +564,7 @@ impl RunArgs {
 }
 
 fn run(args: &RunArgs, outputs: Vec<Output>, gzip_level: u32) -> Result<(), Stop> {
-    check_jobs(args, |line| println!("{line}"))?;
+    let counters = check_jobs(args, |line| println!("{line}"))?;
     let workload = args.workload()?;
     args.model.export_tool_settings();
     let mut plan = args.plan(outputs, gzip_level);
@@ -570,6 +584,15 @@ fn run(args: &RunArgs, outputs: Vec<Output>, gzip_level: u32) -> Result<(), Stop
             counts.graphed,
             counts.copies
         );
+        if counters {
+            let rows = counter_table::node_rows(&trace::read(&file.path)?.events);
+            if rows.is_empty() {
+                println!("no graph node carries counter values");
+            } else {
+                println!("counter means per graph node:");
+                counter_table::print(&rows);
+            }
+        }
     }
     Ok(())
 }

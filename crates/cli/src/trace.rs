@@ -53,6 +53,8 @@ pub struct GpuEvent {
     pub bytes: Option<u64>,
     /// A copy's direction, from its name (`Memcpy HtoD`).
     pub direction: Option<Direction>,
+    /// Hardware counter args, by counter name, in trace order.
+    pub counters: Vec<(String, f64)>,
     /// A memset's byte value.
     pub value: Option<u64>,
     /// A demangled kernel's raw symbol.
@@ -182,39 +184,190 @@ fn direction_of(name: &str) -> Option<Direction> {
     }
 }
 
-#[derive(Default, Deserialize)]
+/// The args read; the others are skipped unread.
+#[derive(Default)]
 struct RawArgs<'a> {
-    #[serde(default, deserialize_with = "lenient_u64")]
     device: Option<u64>,
-    #[serde(default, deserialize_with = "lenient_u64")]
     stream: Option<u64>,
-    #[serde(default, deserialize_with = "lenient_u64")]
     correlation: Option<u64>,
-    #[serde(rename = "External id", default, deserialize_with = "lenient_u64")]
     external_id: Option<u64>,
-    #[serde(rename = "dispatch id", default, deserialize_with = "lenient_u64")]
     dispatch_id: Option<u64>,
-    #[serde(rename = "graph id", default, deserialize_with = "lenient_u64")]
     graph_id: Option<u64>,
-    #[serde(rename = "graph node id", default, deserialize_with = "lenient_u64")]
     graph_node_id: Option<u64>,
-    #[serde(default, deserialize_with = "lenient_u64")]
     bytes: Option<u64>,
     value: Option<u64>,
-    #[serde(borrow, rename = "mangled name")]
     mangled_name: Option<Cow<'a, str>>,
-    #[serde(rename = "src device")]
     src_device: Option<i64>,
-    #[serde(rename = "dst device")]
     dst_device: Option<i64>,
     wait_on_stream: Option<i64>,
     wait_on_cuda_event_record_corr_id: Option<i64>,
     wait_on_cuda_event_id: Option<u64>,
     event_id: Option<u64>,
-    #[serde(rename = "host function")]
     function: Option<u64>,
-    #[serde(borrow)]
     name: Option<Cow<'a, str>>,
+    /// Hardware counters: keys that start with an upper-case letter and
+    /// hold a number (src/vocabulary.rs: no other key does; kineto's own
+    /// upper-case args, such as `Input Dims`, hold no number and are skipped).
+    counters: Vec<(String, f64)>,
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for RawArgs<'a> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_map(ArgsVisitor(std::marker::PhantomData))
+    }
+}
+
+struct ArgsVisitor<'a>(std::marker::PhantomData<&'a ()>);
+
+impl<'de: 'a, 'a> Visitor<'de> for ArgsVisitor<'a> {
+    type Value = RawArgs<'a>;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("an event's args object")
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<RawArgs<'a>, A::Error> {
+        let mut args = RawArgs::default();
+        while let Some(key) = map.next_key::<Text<'de>>()? {
+            let Text(key) = key;
+            let slot = match key.as_ref() {
+                "device" => &mut args.device,
+                "stream" => &mut args.stream,
+                "correlation" => &mut args.correlation,
+                "External id" => &mut args.external_id,
+                "dispatch id" => &mut args.dispatch_id,
+                "graph id" => &mut args.graph_id,
+                "graph node id" => &mut args.graph_node_id,
+                "bytes" => &mut args.bytes,
+                "value" => {
+                    args.value = map.next_value()?;
+                    continue;
+                }
+                "mangled name" => {
+                    args.mangled_name = map.next_value::<Option<Text>>()?.map(|t| t.0);
+                    continue;
+                }
+                "src device" => {
+                    args.src_device = map.next_value()?;
+                    continue;
+                }
+                "dst device" => {
+                    args.dst_device = map.next_value()?;
+                    continue;
+                }
+                "wait_on_stream" => {
+                    args.wait_on_stream = map.next_value()?;
+                    continue;
+                }
+                "wait_on_cuda_event_record_corr_id" => {
+                    args.wait_on_cuda_event_record_corr_id = map.next_value()?;
+                    continue;
+                }
+                "wait_on_cuda_event_id" => {
+                    args.wait_on_cuda_event_id = map.next_value()?;
+                    continue;
+                }
+                "event_id" => {
+                    args.event_id = map.next_value()?;
+                    continue;
+                }
+                "host function" => {
+                    args.function = map.next_value()?;
+                    continue;
+                }
+                "name" => {
+                    args.name = map.next_value::<Option<Text>>()?.map(|t| t.0);
+                    continue;
+                }
+                k if k.starts_with(|c: char| c.is_ascii_uppercase()) => {
+                    if let Some(value) = map.next_value::<LenientF64>()?.0 {
+                        args.counters.push((key.into_owned(), value));
+                    }
+                    continue;
+                }
+                _ => {
+                    map.next_value::<IgnoredAny>()?;
+                    continue;
+                }
+            };
+            *slot = map.next_value::<LenientU64>()?.0;
+        }
+        Ok(args)
+    }
+}
+
+/// Text borrowed from the trace where it holds no escapes, copied where it does.
+struct Text<'a>(Cow<'a, str>);
+
+impl<'de: 'a, 'a> Deserialize<'de> for Text<'a> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V<'a>(std::marker::PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> Visitor<'de> for V<'a> {
+            type Value = Text<'a>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a string")
+            }
+            fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Text<'a>, E> {
+                Ok(Text(Cow::Borrowed(v)))
+            }
+            fn visit_str<E>(self, v: &str) -> Result<Text<'a>, E> {
+                Ok(Text(Cow::Owned(v.to_string())))
+            }
+            fn visit_string<E>(self, v: String) -> Result<Text<'a>, E> {
+                Ok(Text(Cow::Owned(v)))
+            }
+        }
+        d.deserialize_str(V(std::marker::PhantomData))
+    }
+}
+
+/// An arg read through [`lenient_u64`].
+struct LenientU64(Option<u64>);
+
+impl<'de> Deserialize<'de> for LenientU64 {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        lenient_u64(d).map(LenientU64)
+    }
+}
+
+/// A counter value: any number; anything else is no counter and reads as none.
+struct LenientF64(Option<f64>);
+
+impl<'de> Deserialize<'de> for LenientF64 {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Option<f64>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a number, or anything else read as none")
+            }
+            fn visit_u64<E>(self, v: u64) -> Result<Option<f64>, E> {
+                Ok(Some(v as f64))
+            }
+            fn visit_i64<E>(self, v: i64) -> Result<Option<f64>, E> {
+                Ok(Some(v as f64))
+            }
+            fn visit_f64<E>(self, v: f64) -> Result<Option<f64>, E> {
+                Ok(Some(v))
+            }
+            fn visit_str<E>(self, _: &str) -> Result<Option<f64>, E> {
+                Ok(None)
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<Option<f64>, E> {
+                Ok(None)
+            }
+            fn visit_unit<E>(self) -> Result<Option<f64>, E> {
+                Ok(None)
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Option<f64>, A::Error> {
+                while seq.next_element::<IgnoredAny>()?.is_some() {}
+                Ok(None)
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Option<f64>, A::Error> {
+                while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+                Ok(None)
+            }
+        }
+        d.deserialize_any(V).map(LenientF64)
+    }
 }
 
 #[derive(Deserialize)]
@@ -431,6 +584,7 @@ impl<'p> Builder<'p> {
             graph: int(|a| a.graph_id).zip(int(|a| a.graph_node_id)),
             bytes: int(|a| a.bytes),
             direction: direction_of(name),
+            counters: args.map(|a| a.counters.clone()).unwrap_or_default(),
             value: int(|a| a.value),
             mangled_name: args.and_then(|a| a.mangled_name.as_deref()).map(Arc::from),
             src_device: args.and_then(|a| a.src_device),
@@ -471,6 +625,17 @@ fn args_of(args: &[(String, ArgValue)]) -> RawArgs<'_> {
             "graph id" => out.graph_id = uint,
             "graph node id" => out.graph_node_id = uint,
             "bytes" => out.bytes = uint,
+            k if k.starts_with(|c: char| c.is_ascii_uppercase()) => {
+                let number = match value {
+                    ArgValue::Float(v) => Some(*v),
+                    ArgValue::Uint(v) => Some(*v as f64),
+                    ArgValue::Int(v) => Some(*v as f64),
+                    _ => None,
+                };
+                if let Some(v) = number {
+                    out.counters.push((key.clone(), v));
+                }
+            }
             _ => {}
         }
     }
@@ -802,6 +967,31 @@ mod tests {
         assert_eq!(trace.lane_stream(0, 3), Some(3));
         assert_eq!(trace.lane_stream(0, 8), Some(8));
         assert_eq!(trace.summary, vec!["window 0: completeness=complete"]);
+    }
+
+    #[test]
+    fn counters_are_upper_case_numbers_and_other_args_still_read() {
+        // kineto's own upper-case args (`Input Dims`, `Trace name`) hold no
+        // number: skipped, not counters, and not a failed read.
+        let text = r#"{"traceEvents": [
+  {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1, "ts": 1.0, "dur": 1.0, "args": {"Input Dims": [[2, 2]], "Trace name": "t", "External id": 3}},
+  {"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 3, "ts": 5.000, "dur": 4.000, "args": {"device": 0, "dispatch id": 5, "External id": 3, "mangled name": "_Z1kv\u0041", "SQ_WAVES": 1024.0, "GRBM_COUNT": 8400, "Grid note": "x"}},
+  {"ph": "X", "cat": "gpu_memset", "name": "Memset (Device)", "pid": 0, "tid": 3, "ts": 9.000, "dur": 1.000, "args": {"dispatch id": 6, "bytes": 64, "value": 7, "SQ_WAVES": 2.5}}
+  ]}"#;
+        let trace = parse(text, "t").unwrap();
+        let k = &trace.events[0];
+        assert_eq!(
+            k.counters,
+            vec![
+                ("SQ_WAVES".to_string(), 1024.0),
+                ("GRBM_COUNT".to_string(), 8400.0)
+            ]
+        );
+        assert_eq!(k.external_id, Some(3));
+        assert_eq!(k.mangled_name.as_deref(), Some("_Z1kvA"));
+        let m = &trace.events[1];
+        assert_eq!((m.bytes, m.value), (Some(64), Some(7)));
+        assert_eq!(m.counters, vec![("SQ_WAVES".to_string(), 2.5)]);
     }
 
     #[test]

@@ -6,7 +6,10 @@
 //! Configuration (environment, read in rocprofiler_configure):
 //! ROCSIM_TOOL_POLICY = lossless (default) | discard;
 //! ROCSIM_TOOL_BUFFER_BYTES (default 1 MiB); ROCSIM_TOOL_WATERMARK (default
-//! half the size); ROCSIM_TOOL_SLOW_CALLBACK_US (sleep per buffer callback).
+//! half the size); ROCSIM_TOOL_SLOW_CALLBACK_US (sleep per buffer callback);
+//! ROCSIM_TOOL_COUNTER_IDS (comma-separated counter ids: configures the
+//! callback dispatch counting service, one config per agent made at the
+//! agent's first dispatch).
 #![allow(clippy::missing_safety_doc)]
 use rocprofiler_sys as sys;
 use serde_json::{json, Value};
@@ -43,6 +46,8 @@ struct Log {
     max_drop_count: u64,
     buffer_callbacks: u64,
     finalized: bool,
+    /// [dispatch_id, counter id, value bits, start, end, user data, corr, agent]
+    counter_records: Vec<[u64; 8]>,
 }
 
 struct Tool {
@@ -55,6 +60,9 @@ struct Tool {
     slow_us: u64,
     version: u32,
     iterate_args: Option<sys::rocprofiler_iterate_callback_tracing_kind_operation_args_fn>,
+    /// The counters asked for, and the config made for each agent.
+    counter_ids: Vec<u64>,
+    counter_configs: Mutex<HashMap<u64, u64>>,
 }
 
 static TOOL: OnceLock<Tool> = OnceLock::new();
@@ -370,6 +378,67 @@ fn resolve_iterate_args() -> Option<sys::rocprofiler_iterate_callback_tracing_ki
     })
 }
 
+/// Picks the agent's config (made at its first dispatch); the user data
+/// carries the dispatch id + 1000, to show it comes back.
+unsafe extern "C" fn counting_dispatch(
+    data: sys::rocprofiler_dispatch_counting_service_data_t,
+    config: *mut sys::rocprofiler_counter_config_id_t,
+    user_data: *mut sys::rocprofiler_user_data_t,
+    _args: *mut c_void,
+) {
+    let Some(t) = TOOL.get() else { return };
+    let agent = data.dispatch_info.agent_id;
+    let mut configs = t.counter_configs.lock().unwrap_or_else(|p| p.into_inner());
+    let id = *configs.entry(agent.handle).or_insert_with(|| {
+        let mut ids: Vec<sys::rocprofiler_counter_id_t> = t
+            .counter_ids
+            .iter()
+            .map(|&handle| sys::rocprofiler_counter_id_t { handle })
+            .collect();
+        let mut made = sys::rocprofiler_counter_config_id_t::default();
+        // SAFETY: `ids` and `made` outlive the call.
+        unsafe { (t.sdk.create_counter_config)(agent, ids.as_mut_ptr(), ids.len(), &mut made) };
+        made.handle
+    });
+    // SAFETY: the SDK's out-pointers, valid for the call.
+    unsafe {
+        (*config).handle = id;
+        *user_data =
+            sys::rocprofiler_user_data_t::from_value(data.dispatch_info.dispatch_id + 1000);
+    }
+}
+
+unsafe extern "C" fn counting_record(
+    data: sys::rocprofiler_dispatch_counting_service_data_t,
+    records: *mut sys::rocprofiler_counter_record_t,
+    count: usize,
+    user_data: sys::rocprofiler_user_data_t,
+    _args: *mut c_void,
+) {
+    let Some(t) = TOOL.get() else { return };
+    // SAFETY: the SDK passes `count` records.
+    let records = unsafe { std::slice::from_raw_parts(records, count) };
+    let mut rows = Vec::new();
+    for r in records {
+        let mut counter = sys::rocprofiler_counter_id_t::default();
+        // SAFETY: a valid out-pointer.
+        unsafe { (t.sdk.query_record_counter_id)(r.id, &mut counter) };
+        rows.push([
+            r.dispatch_id,
+            counter.handle,
+            r.counter_value.to_bits(),
+            data.start_timestamp,
+            data.end_timestamp,
+            user_data.value(),
+            data.correlation_id.internal,
+            r.agent_id.handle,
+        ]);
+    }
+    if let Some(mut l) = log() {
+        l.counter_records.extend(rows);
+    }
+}
+
 unsafe extern "C" fn initialize(
     _fini: sys::rocprofiler_client_finalize_t,
     _data: *mut c_void,
@@ -497,6 +566,29 @@ unsafe extern "C" fn initialize(
             std::ptr::null_mut(),
         );
         probes.push(("external request".into(), s.0));
+        let counter_ids: Vec<u64> = std::env::var("ROCSIM_TOOL_COUNTER_IDS")
+            .unwrap_or_default()
+            .split(',')
+            .filter_map(|v| v.trim().parse().ok())
+            .collect();
+        if !counter_ids.is_empty() {
+            let s = (sdk.configure_callback_dispatch_counting_service)(
+                ctx,
+                Some(counting_dispatch),
+                std::ptr::null_mut(),
+                Some(counting_record),
+                std::ptr::null_mut(),
+            );
+            probes.push(("dispatch counting".into(), s.0));
+            let s = (sdk.configure_callback_dispatch_counting_service)(
+                sys::rocprofiler_context_id_t { handle: 0xdead },
+                Some(counting_dispatch),
+                std::ptr::null_mut(),
+                Some(counting_record),
+                std::ptr::null_mut(),
+            );
+            probes.push(("dispatch counting unknown context".into(), s.0));
+        }
         let s = (sdk.start_context)(ctx);
         probes.push(("start_context".into(), s.0));
         let _ = TOOL.set(Tool {
@@ -512,6 +604,8 @@ unsafe extern "C" fn initialize(
             slow_us: env_u64("ROCSIM_TOOL_SLOW_CALLBACK_US", 0),
             version,
             iterate_args: resolve_iterate_args(),
+            counter_ids,
+            counter_configs: Mutex::new(HashMap::new()),
         });
     }
     0
@@ -598,6 +692,7 @@ pub extern "C" fn rocsim_test_tool_results_json() -> *mut c_char {
             "max_drop_count": l.max_drop_count,
             "buffer_callbacks": l.buffer_callbacks,
             "finalized": l.finalized,
+            "counter_records": l.counter_records,
         }),
     };
     CString::new(v.to_string()).unwrap_or_default().into_raw()

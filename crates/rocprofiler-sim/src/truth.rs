@@ -5,6 +5,7 @@
 //! the run's threads finished).
 use crate::workload::Direction;
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct GroundTruth {
@@ -204,6 +205,10 @@ pub struct OpTruth {
     pub end_ns: u64,
     /// Processed on ROCr's async thread (queue overflow).
     pub async_processed: bool,
+    /// Kernels: what the dispatch counted, by counter name, for the
+    /// counters a dispatch counting service collected; empty otherwise.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub counters: BTreeMap<String, f64>,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]

@@ -70,3 +70,66 @@ pub type rocprofiler_create_counter_config_fn = unsafe extern "C" fn(
 ) -> rocprofiler_status_t;
 pub type rocprofiler_destroy_counter_config_fn =
     unsafe extern "C" fn(config_id: rocprofiler_counter_config_id_t) -> rocprofiler_status_t;
+
+/// `rocprofiler_counter_instance_id_t`: a counter id in the top 16 bits and
+/// its dimension indices in the low 48 (counters/id_decode.hpp).
+pub type rocprofiler_counter_instance_id_t = u64;
+
+/// `rocprofiler_counter_record_t` (fwd.h): one value of one counter instance.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct rocprofiler_counter_record_t {
+    pub id: rocprofiler_counter_instance_id_t,
+    pub counter_value: f64,
+    pub dispatch_id: u64,
+    pub user_data: crate::types::rocprofiler_user_data_t,
+    pub agent_id: rocprofiler_agent_id_t,
+}
+
+/// `rocprofiler_dispatch_counting_service_data_t`
+/// (dispatch_counting_service.h): the dispatch a counting callback is about.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct rocprofiler_dispatch_counting_service_data_t {
+    pub size: u64,
+    pub correlation_id: crate::rocprofiler_async_correlation_id_t,
+    pub start_timestamp: u64,
+    pub end_timestamp: u64,
+    pub dispatch_info: crate::types::rocprofiler_kernel_dispatch_info_t,
+}
+
+/// `rocprofiler_dispatch_counting_service_cb_t`: before the dispatch is
+/// enqueued, the tool names the counter config to collect (0: none).
+pub type rocprofiler_dispatch_counting_service_cb_t = Option<
+    unsafe extern "C" fn(
+        dispatch_data: rocprofiler_dispatch_counting_service_data_t,
+        config: *mut rocprofiler_counter_config_id_t,
+        user_data: *mut crate::types::rocprofiler_user_data_t,
+        callback_data_args: *mut c_void,
+    ),
+>;
+
+/// `rocprofiler_dispatch_counting_record_cb_t`: the dispatch's counter
+/// values, once it completed.
+pub type rocprofiler_dispatch_counting_record_cb_t = Option<
+    unsafe extern "C" fn(
+        dispatch_data: rocprofiler_dispatch_counting_service_data_t,
+        record_data: *mut rocprofiler_counter_record_t,
+        record_count: usize,
+        user_data: crate::types::rocprofiler_user_data_t,
+        callback_data_args: *mut c_void,
+    ),
+>;
+
+pub type rocprofiler_configure_callback_dispatch_counting_service_fn =
+    unsafe extern "C" fn(
+        context_id: crate::types::rocprofiler_context_id_t,
+        dispatch_callback: rocprofiler_dispatch_counting_service_cb_t,
+        dispatch_callback_args: *mut c_void,
+        record_callback: rocprofiler_dispatch_counting_record_cb_t,
+        record_callback_args: *mut c_void,
+    ) -> rocprofiler_status_t;
+pub type rocprofiler_query_record_counter_id_fn = unsafe extern "C" fn(
+    id: rocprofiler_counter_instance_id_t,
+    counter_id: *mut rocprofiler_counter_id_t,
+) -> rocprofiler_status_t;

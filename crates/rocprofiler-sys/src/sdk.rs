@@ -144,6 +144,16 @@ sdk_table! {
     query_available_agents: rocprofiler_query_available_agents_fn = "rocprofiler_query_available_agents",
     get_timestamp: rocprofiler_get_timestamp_fn = "rocprofiler_get_timestamp",
     get_thread_id: rocprofiler_get_thread_id_fn = "rocprofiler_get_thread_id",
+    iterate_agent_supported_counters: crate::rocprofiler_iterate_agent_supported_counters_fn =
+        "rocprofiler_iterate_agent_supported_counters",
+    query_counter_info: crate::rocprofiler_query_counter_info_fn = "rocprofiler_query_counter_info",
+    create_counter_config: crate::rocprofiler_create_counter_config_fn =
+        "rocprofiler_create_counter_config",
+    configure_callback_dispatch_counting_service:
+        crate::rocprofiler_configure_callback_dispatch_counting_service_fn =
+        "rocprofiler_configure_callback_dispatch_counting_service",
+    query_record_counter_id: crate::rocprofiler_query_record_counter_id_fn =
+        "rocprofiler_query_record_counter_id",
 }
 
 impl Sdk {

@@ -59,6 +59,19 @@ fn sizes_the_sdk_fixes() {
         std::mem::offset_of!(rocprofiler_counter_info_v0_t, flags),
         40
     );
+    // fwd.h: rocprofiler_counter_record_t is an instance id, a double, a
+    // dispatch id, user data and an agent id, 8 bytes each.
+    assert_eq!(size_of::<rocprofiler_counter_record_t>(), 40);
+    // dispatch_counting_service.h: size, the async correlation id (16), two
+    // timestamps, then the 128-byte dispatch info.
+    assert_eq!(
+        size_of::<rocprofiler_dispatch_counting_service_data_t>(),
+        168
+    );
+    assert_eq!(
+        std::mem::offset_of!(rocprofiler_dispatch_counting_service_data_t, dispatch_info),
+        40
+    );
 }
 
 #[cfg(has_sdk_headers)]

@@ -2,6 +2,7 @@
 //! attribution is on), each record given its device, kernel name and links,
 //! and a summary of what the window holds and what it may lack.
 use super::attribution::{Attribution, WindowSpan};
+use super::counters;
 use super::devices::Devices;
 use super::timeline::{self, TimelineContext, TimelineEvidence};
 use crate::window::{
@@ -81,6 +82,7 @@ pub fn finish(mut window: FinalisedWindow, span: &WindowSpan, cx: &Context) -> F
             external_id: row.external_id_default,
             user_external_id: row.external_id_user,
             graph: graph_node(row.graph_id, row.graph_node_id),
+            counters: counters::get().map_or_else(Vec::new, |c| c.take(row.dispatch_id)),
             blit: None,
             branch: None,
         });

@@ -5,6 +5,7 @@
 pub mod activities;
 pub mod attribution;
 pub mod captures;
+pub mod counters;
 pub mod devices;
 mod presence;
 pub mod roles;

@@ -1170,6 +1170,7 @@ mod tests {
             external_id: None,
             user_external_id: None,
             graph: None,
+            counters: Vec::new(),
             blit: None,
             branch: None,
         };

@@ -3,7 +3,8 @@
 //! Two contexts. The collection context, started and stopped with each trace
 //! window, buffers kernel dispatches, memory copies, HIP API calls and
 //! correlation-id retirement (and, for the launch-stack attribution method, asks for
-//! external correlation ids). The callback context takes HIP API (CPU
+//! external correlation ids); with a counter group asked for, it also counts
+//! each dispatch's hardware counters (`counting`). The callback context takes HIP API (CPU
 //! linkage and completeness at ENTER, graph building and exec lifecycle),
 //! HIP_STREAM (the stream a call has), CODE_OBJECT (kernel names and host
 //! stubs) and HIP_GRAPH (1.3+). With graph attribution on, the callback
@@ -12,6 +13,7 @@
 //! run only inside windows, in the collection context. When the recorder
 //! follows ROCTX ranges, a third context takes their push and pop.
 use super::callbacks;
+use super::counting;
 use super::external_correlation;
 use super::tool::{check, Services};
 use crate::error::ToolError;
@@ -72,6 +74,8 @@ pub fn configure_all(
             (sdk.configure_buffer_tracing_service)(context, kind, std::ptr::null(), 0, buffer)
         })?;
     }
+
+    counting::configure(sdk, context)?;
 
     let mut callback_kinds = vec![
         rocprofiler_callback_tracing_kind_t::HIP_RUNTIME_API,

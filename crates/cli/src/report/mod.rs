@@ -216,6 +216,7 @@ mod tests {
             graph: Some((1, (1 << 32) | u64::from(node))),
             bytes: None,
             direction: None,
+            counters: Vec::new(),
             value: None,
             mangled_name: None,
             src_device: None,

@@ -117,6 +117,14 @@ pub struct Validation {
     /// Runtime calls whose correlation, thread, name or External id is not
     /// the truth's (checked when the truth lists calls).
     pub wrong_runtime_events: usize,
+    // Hardware counters.
+    /// Counter values shown on kernel events.
+    pub counter_values: usize,
+    /// Of those, values the truth does not have for the dispatch, or has
+    /// with another value.
+    pub wrong_counter_values: usize,
+    /// Values the truth says a shown dispatch counted that its event lacks.
+    pub missing_counter_values: usize,
     // The timeline beyond kernels and copies (validate/timeline.rs).
     /// Memsets checked (bytes and value against the truth's fill).
     pub memset_checks: usize,
@@ -187,6 +195,7 @@ impl Validation {
             + self.wrong_lanes
             + self.wrong_flows
             + self.wrong_runtime_events
+            + self.wrong_counter_values
             + self.wrong_memsets
             + self.wrong_copy_devices
             + self.wrong_names
@@ -205,6 +214,7 @@ impl Validation {
         self.wrong_total() == 0
             && self.aliased_keys == 0
             && self.missing_events == 0
+            && self.missing_counter_values == 0
             && self.extra_events == 0
             && self.missing_syncs == 0
             && self.missing_event_records == 0
@@ -548,6 +558,17 @@ impl<'t> Validator<'t> {
             }
         }
         self.keys.check(event.graph, node);
+        for (name, value) in &event.counters {
+            self.report.counter_values += 1;
+            if op.counters.get(name) != Some(value) {
+                self.report.wrong_counter_values += 1;
+            }
+        }
+        self.report.missing_counter_values += op
+            .counters
+            .keys()
+            .filter(|name| !event.counters.iter().any(|(shown, _)| shown == *name))
+            .count();
         let lane = trace.lane_stream(event.pid, event.tid);
         links::check_event(&mut self.report, event, op, lane, expected);
     }
@@ -702,6 +723,11 @@ pub fn print(v: &Validation) {
     n("wrong flows", v.wrong_flows);
     n("runtime events", v.runtime_events);
     n("wrong runtime events", v.wrong_runtime_events);
+    if v.counter_values + v.missing_counter_values > 0 {
+        n("counter values", v.counter_values);
+        n("wrong counter values", v.wrong_counter_values);
+        n("missing counter values", v.missing_counter_values);
+    }
     line(
         "memsets / blit copies",
         format!(

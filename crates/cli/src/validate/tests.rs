@@ -140,6 +140,7 @@ fn faithful(op: &OpTruth, graph_id: impl Fn(u64, u32) -> u64, external: Option<u
         }),
         bytes: (op.kind == OpKind::Memcpy).then_some(op.bytes),
         direction: op.direction,
+        counters: op.counters.iter().map(|(n, v)| (n.clone(), *v)).collect(),
         value: None,
         mangled_name: None,
         src_device: None,
@@ -743,4 +744,48 @@ fn a_runtime_call_on_the_wrong_thread_is_wrong() {
     c.tid = LAUNCHER;
     let v = check(&runs, SDK_13, &trace);
     assert_eq!(v.wrong_runtime_events, 1, "{v:#?}");
+}
+
+/// The session with SQ_WAVES and GRBM_COUNT counted on every kernel.
+fn counted_session() -> Vec<RunTruth> {
+    let mut runs = session();
+    for op in runs[0].ops.iter_mut().filter(|o| o.kind == OpKind::Kernel) {
+        op.counters = [
+            ("SQ_WAVES".to_string(), op.dispatch_id as f64 * 4.0),
+            ("GRBM_COUNT".to_string(), 2100.0),
+        ]
+        .into();
+    }
+    runs
+}
+
+#[test]
+fn counter_values_equal_to_the_truth_are_clean_and_counted() {
+    let runs = counted_session();
+    let trace = faithful_trace(&runs, &markers());
+    let v = check(&runs, SDK_13, &trace);
+    assert!(v.is_clean, "{v:#?}");
+    assert_eq!(v.counter_values, 10, "5 kernels x 2 counters");
+    assert_eq!((v.wrong_counter_values, v.missing_counter_values), (0, 0));
+}
+
+#[test]
+fn a_wrong_or_unproven_counter_value_fails_and_a_missing_one_is_counted() {
+    let runs = counted_session();
+    let mut trace = faithful_trace(&runs, &markers());
+    let kernels: Vec<usize> = (0..trace.events.len())
+        .filter(|&i| trace.events[i].category == GpuCategory::Kernel)
+        .collect();
+    trace.events[kernels[0]].counters[0].1 += 1.0;
+    trace.events[kernels[1]]
+        .counters
+        .push(("TCC_HIT".to_string(), 4.0));
+    trace.events[kernels[2]].counters.pop();
+    let v = check(&runs, SDK_13, &trace);
+    assert_eq!(
+        v.wrong_counter_values, 2,
+        "a changed value, a value the truth lacks"
+    );
+    assert_eq!(v.missing_counter_values, 1);
+    assert!(!v.is_clean);
 }

@@ -109,6 +109,7 @@ fn faithful() -> Trace {
         graph: None,
         bytes: Some(64),
         direction: None,
+        counters: Vec::new(),
         value: Some(7),
         mangled_name: None,
         src_device: None,

@@ -20,7 +20,7 @@ use super::context::Ctx;
 use super::graphs::Exec;
 use super::handles::new_copy_id;
 use super::plan;
-use super::record::{Processed, RunShared};
+use super::record::{Captured, Processed, RunShared};
 use super::rng::Rng;
 use super::submission::{Eager, Launched, Submission};
 use super::work::{self, copy_agents_of, copy_operation, DeviceOp, OpWork, Origin, FILL_KERNEL};
@@ -28,6 +28,7 @@ use crate::sdk::agents::agent_handle;
 use crate::sdk::buffer::Rec;
 use crate::sdk::completion::expect;
 use crate::sdk::correlation::current_corr;
+use crate::sdk::dispatch_counting::{request, Counting};
 use crate::sdk::intercept::{
     copy_record, dispatch_record, intercept_copy, intercept_dispatch, CopyInfo, DispatchInfo,
 };
@@ -330,7 +331,7 @@ fn write_packet(q: &Queue, clock: &mut u64, p: Packet) {
         process_ns,
         async_processed: false,
     };
-    let (rec, deliveries) = match &p.op.work {
+    let (rec, deliveries, counting) = match &p.op.work {
         OpWork::Kernel {
             kernel_id,
             grid,
@@ -349,7 +350,12 @@ fn write_packet(q: &Queue, clock: &mut u64, p: Packet) {
                 grid: *grid,
                 workgroup: *workgroup,
             };
-            (Rec::Kernel(dispatch_record(&info, start, end)), deliveries)
+            let counting = request(&info);
+            (
+                Rec::Kernel(dispatch_record(&info, start, end)),
+                deliveries,
+                counting,
+            )
         }
         OpWork::Copy {
             bytes,
@@ -370,9 +376,23 @@ fn write_packet(q: &Queue, clock: &mut u64, p: Packet) {
                 src_address: super::graphs::SRC_ADDRESS,
                 dst_address: super::graphs::DST_ADDRESS,
             };
-            (Rec::Copy(copy_record(&info, start, end)), deliveries)
+            (
+                Rec::Copy(copy_record(&info, start, end)),
+                deliveries,
+                Counting::default(),
+            )
         }
     };
     expect();
-    p.run.finish(&p.op, &processed, rec, deliveries, start, end);
+    p.run.finish(
+        &p.op,
+        &processed,
+        rec,
+        Captured {
+            deliveries,
+            counting,
+        },
+        start,
+        end,
+    );
 }

@@ -5,6 +5,8 @@ use super::rng::mix;
 use super::work::{DeviceOp, OpWork};
 use crate::sdk::buffer::Rec;
 use crate::sdk::completion::{schedule, Completion};
+use crate::sdk::counters::counter_name;
+use crate::sdk::dispatch_counting::{Counted, Counting};
 use crate::sdk::intercept::Deliveries;
 use crate::sdk::os::lock;
 use crate::truth::{OpKind, OpTruth, RunTruth};
@@ -17,6 +19,13 @@ pub(crate) struct RunShared {
     /// Most extra delay between an op's end and its record's delivery.
     pub delivery_lag_ns: u64,
     pub seed: u64,
+}
+
+/// What the SDK captured when it intercepted an op, delivered when the op
+/// completes: where its record goes, and what counting services asked.
+pub(crate) struct Captured {
+    pub deliveries: Deliveries,
+    pub counting: Counting,
 }
 
 /// How the SDK saw an op: where and when it was processed.
@@ -54,22 +63,24 @@ impl RunShared {
         op: &DeviceOp,
         p: &Processed,
         rec: Rec,
-        deliveries: Deliveries,
+        captured: Captured,
         start: u64,
         end: u64,
     ) {
+        let counted = captured.counting.count(start, end);
+        self.record(op, p, &counted, start, end);
         schedule(Completion {
             deliver_ns: self.deliver_ns(end, p.dispatch_id ^ (p.copy_id << 40)),
             wait: !self.virtual_time,
             corr: p.corr,
             rec,
-            deliveries,
+            deliveries: captured.deliveries,
+            counted,
         });
-        self.record(op, p, start, end);
     }
 
     /// Records an op's ground truth.
-    pub fn record(&self, op: &DeviceOp, p: &Processed, start: u64, end: u64) {
+    pub fn record(&self, op: &DeviceOp, p: &Processed, counted: &Counted, start: u64, end: u64) {
         if !self.record_truth {
             return;
         }
@@ -109,6 +120,10 @@ impl RunShared {
             start_ns: start,
             end_ns: end,
             async_processed: p.async_processed,
+            counters: counted
+                .values()
+                .filter_map(|(c, v)| Some((counter_name(c)?.to_string(), v)))
+                .collect(),
         };
         match &op.work {
             OpWork::Kernel {

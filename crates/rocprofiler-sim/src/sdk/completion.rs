@@ -6,6 +6,7 @@
 //! it delivers completions in the order of their delivery times.
 use super::buffer::{push_record, Rec};
 use super::correlation::corr_async_delivered;
+use super::dispatch_counting::Counted;
 use super::os::{lock, now_ns};
 use rocprofiler_sys as sys;
 use std::collections::BinaryHeap;
@@ -23,6 +24,8 @@ pub(crate) struct Completion {
     pub rec: Rec,
     /// (context index, buffer, external value) captured at interception.
     pub deliveries: Vec<(usize, u64, u64)>,
+    /// A kernel's counter values for the dispatch counting services.
+    pub counted: Counted,
 }
 
 struct Queued {
@@ -152,6 +155,7 @@ fn completion_thread() {
 }
 
 fn deliver(item: Completion) {
+    item.counted.deliver();
     for &(_, buffer, external) in &item.deliveries {
         let mut rec = item.rec;
         match &mut rec {

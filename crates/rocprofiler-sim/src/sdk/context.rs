@@ -1,6 +1,7 @@
 //! Contexts and the services configured on them (context/context.hpp,
 //! callback_tracing.cpp, buffer_tracing.cpp, external_correlation.cpp):
 //! contexts are built while the tools' initialize runs and frozen after it.
+use super::dispatch_counting::CountingService;
 use super::os::lock;
 use rocprofiler_sys as sys;
 use std::ffi::c_void;
@@ -55,6 +56,8 @@ pub(crate) struct Ctx {
     pub cb: Vec<Option<CbService>>,
     pub buf: Vec<Option<BufService>>,
     pub ext: Option<ExtService>,
+    /// Dispatch counting services, in the order configured.
+    pub counting: Vec<CountingService>,
 }
 
 impl Ctx {
@@ -65,6 +68,7 @@ impl Ctx {
             cb: vec![None; KIND_SLOTS],
             buf: vec![None; KIND_SLOTS],
             ext: None,
+            counting: Vec::new(),
         }
     }
     pub fn cb_for(&self, kind: u32, op: i32) -> Option<&CbService> {

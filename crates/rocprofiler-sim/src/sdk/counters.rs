@@ -105,10 +105,65 @@ fn agent_has_counters(agent: sys::rocprofiler_agent_id_t) -> Result<bool, Status
     Ok(found.type_ == sys::rocprofiler_agent_type_t::GPU && name == ARCH)
 }
 
-/// Each counter configuration's counters, by config id.
-fn configs() -> &'static Mutex<HashMap<u64, Vec<u64>>> {
-    static CONFIGS: OnceLock<Mutex<HashMap<u64, Vec<u64>>>> = OnceLock::new();
+/// A counter configuration: the agent it was made for and its counters.
+#[derive(Clone)]
+pub(crate) struct Config {
+    pub agent: u64,
+    pub counters: Vec<u64>,
+}
+
+/// Each counter configuration, by config id.
+fn configs() -> &'static Mutex<HashMap<u64, Config>> {
+    static CONFIGS: OnceLock<Mutex<HashMap<u64, Config>>> = OnceLock::new();
     CONFIGS.get_or_init(Default::default)
+}
+
+/// The configuration named by a config id, if it exists.
+pub(crate) fn config(id: u64) -> Option<Config> {
+    configs()
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .get(&id)
+        .cloned()
+}
+
+/// A counter's name, for the ground truth.
+pub(crate) fn counter_name(id: u64) -> Option<&'static str> {
+    counter(id).and_then(|c| c.name.to_str().ok())
+}
+
+/// What a dispatch counted, by counter id: deterministic functions of the
+/// kernel, its grid and its duration, so tests can check exact numbers.
+/// - SQ_WAVES: 64-wide waves of every work-group (gfx942's wave size);
+/// - SQ_INSTS_VALU: waves times a per-kernel instruction count
+///   (16 + kernel id mod 48);
+/// - GRBM_COUNT, GRBM_GUI_ACTIVE: GPU clocks over the dispatch at
+///   gfx942's 2.1 GHz peak (the GUI is busy for all of a lone dispatch);
+/// - TCC_HIT: 4 hits per wave;
+/// - GPU_UTIL: its expression over the two GRBM values (100).
+pub(crate) fn counter_value(
+    id: u64,
+    kernel_id: u64,
+    grid: [u32; 3],
+    workgroup: [u32; 3],
+    duration_ns: u64,
+) -> Option<f64> {
+    let groups: u64 = (0..3)
+        .map(|i| u64::from(grid[i]).div_ceil(u64::from(workgroup[i].max(1))))
+        .product();
+    let group_size: u64 = workgroup.iter().map(|&w| u64::from(w.max(1))).product();
+    let waves = groups * group_size.div_ceil(64);
+    let clocks = duration_ns * 21 / 10;
+    let value = match counter(id)?.name.to_bytes() {
+        b"SQ_WAVES" => waves as f64,
+        b"SQ_INSTS_VALU" => (waves * (16 + kernel_id % 48)) as f64,
+        b"GRBM_COUNT" | b"GRBM_GUI_ACTIVE" => clocks as f64,
+        b"TCC_HIT" => (waves * 4) as f64,
+        b"GPU_UTIL" if clocks == 0 => 0.0,
+        b"GPU_UTIL" => 100.0,
+        _ => return None,
+    };
+    Some(value)
 }
 
 static NEXT_CONFIG: AtomicU64 = AtomicU64::new(1);
@@ -214,14 +269,20 @@ pub extern "C" fn rocprofiler_create_counter_config(
         // SAFETY: checked non-null; the caller's config id.
         let base = unsafe { (*config_id).handle };
         if let Some(existing) = all.get(&base) {
-            for &c in existing {
+            for &c in &existing.counters {
                 if !counters.contains(&c) {
                     counters.push(c);
                 }
             }
         }
         let id = NEXT_CONFIG.fetch_add(1, Ordering::Relaxed);
-        all.insert(id, counters);
+        all.insert(
+            id,
+            Config {
+                agent: agent_id.handle,
+                counters,
+            },
+        );
         // SAFETY: checked non-null.
         unsafe { (*config_id).handle = id };
         Status::SUCCESS

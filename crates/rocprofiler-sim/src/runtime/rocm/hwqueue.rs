@@ -25,12 +25,13 @@
 //!   next ring once space has freed.
 use super::gpu::Cmd;
 use super::overflow::wait_for_space;
-use crate::runtime::record::{Processed, RunShared};
+use crate::runtime::record::{Captured, Processed, RunShared};
 use crate::runtime::work::{DeviceOp, OpWork};
 use crate::sdk::buffer::Rec;
 use crate::sdk::correlation::{
     corr_api_done, corr_begin, current_corr, next_corr, pop_corr, push_corr, retirement_mask,
 };
+use crate::sdk::dispatch_counting::request;
 use crate::sdk::intercept::{dispatch_record, intercept_dispatch, DispatchInfo};
 use crate::sdk::os::{lock, now_ns, tid};
 use std::collections::VecDeque;
@@ -234,6 +235,7 @@ impl HwQueue {
                 grid,
                 workgroup,
             };
+            let counting = request(&info);
             let processed = Processed {
                 dispatch_id,
                 copy_id: 0,
@@ -249,7 +251,17 @@ impl HwQueue {
             let run = p.run;
             p.cmd.on_done(move |start, end| {
                 let rec = Rec::Kernel(dispatch_record(&info, start, end));
-                run.finish(&op, &processed, rec, deliveries, start, end);
+                run.finish(
+                    &op,
+                    &processed,
+                    rec,
+                    Captured {
+                        deliveries,
+                        counting,
+                    },
+                    start,
+                    end,
+                );
             });
         }
         p.cmd.input(process_ns);

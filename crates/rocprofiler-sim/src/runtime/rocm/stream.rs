@@ -32,13 +32,14 @@ use super::hwqueue::{HwQueue, Packet};
 use super::pool::Pool;
 use crate::runtime::graphs::{DST_ADDRESS, SRC_ADDRESS};
 use crate::runtime::handles::new_copy_id;
-use crate::runtime::record::{Processed, RunShared};
+use crate::runtime::record::{Captured, Processed, RunShared};
 use crate::runtime::rng::Rng;
 use crate::runtime::work::{copy_agents_of, copy_operation, DeviceOp, OpWork};
 use crate::sdk::agents::agent_handle;
 use crate::sdk::buffer::Rec;
 use crate::sdk::completion::expect;
 use crate::sdk::correlation::current_corr;
+use crate::sdk::dispatch_counting::Counting;
 use crate::sdk::intercept::{copy_record, intercept_copy, CopyInfo};
 use crate::sdk::os::{lock, now_ns, tid};
 use std::collections::HashMap;
@@ -317,7 +318,17 @@ impl Submit<'_> {
         let run = self.w.run.clone();
         cmd.on_done(move |start, end| {
             let rec = Rec::Copy(copy_record(&info, start, end));
-            run.finish(&op, &processed, rec, deliveries, start, end);
+            run.finish(
+                &op,
+                &processed,
+                rec,
+                Captured {
+                    deliveries,
+                    counting: Counting::default(),
+                },
+                start,
+                end,
+            );
         });
         match &self.st.last {
             Some(prev) => cmd.after(prev),

@@ -1093,6 +1093,7 @@ mod tests {
             }),
             blit: None,
             branch: None,
+            counters: Vec::new(),
         };
         let spec = |work, deps: &[u32], detail| NodeSpec {
             work,

@@ -308,6 +308,7 @@ fn graph_record_trace() -> Trace {
         mangled_name: None,
         src_device: None,
         dst_device: None,
+        counters: Vec::new(),
     });
     trace.timeline.push(TimelineEvent {
         device: Some(0),

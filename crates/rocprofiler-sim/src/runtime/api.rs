@@ -6,7 +6,7 @@ use super::graphs::{Exec, DST_ADDRESS, SRC_ADDRESS};
 use super::handles;
 use super::rng::Rng;
 use super::submission::{Eager, Submission};
-use super::work::{self, Origin};
+use super::work::{self, Fill, Origin};
 use crate::sdk::agents::agent_handle;
 use crate::sdk::graph_trace::{graph_launch_record, GraphLaunchTrace};
 use crate::sdk::kernels::host_stub;
@@ -171,20 +171,19 @@ pub(crate) fn memset_async<M: Submission>(
     ctx: &Ctx,
     model: &M,
     s: &M::Stream,
-    bytes: u64,
-    value: u32,
+    fill: Fill,
     rng: &mut Rng,
 ) {
     let r = M::stream_ref(s);
     let mut args = sys::rocprofiler_hip_api_args_t::default();
     args.hipMemsetAsync = sys::hip_memset_async_args {
-        dst: DST_ADDRESS as *mut c_void,
-        value: value as i32,
-        sizeBytes: bytes as usize,
+        dst: fill.dst as *mut c_void,
+        value: fill.value as i32,
+        sizeBytes: fill.bytes as usize,
         stream: r.value as sys::hipStream_t,
     };
     let call = HipCall::enter(&ctx.shared, api::hipMemsetAsync, args, Some(r));
     let origin = eager_origin(call.corr(), r.id);
-    model.eager(ctx, s, Eager::Memset(bytes, value), origin, rng);
+    model.eager(ctx, s, Eager::Memset(fill), origin, rng);
     call.exit(sys::HIP_SUCCESS);
 }

@@ -137,7 +137,7 @@ fn build(ctx: &Ctx, gi: usize) -> Built {
             }
             NodeWork::Memset(m) => {
                 memset_params = sys::hipMemsetParams {
-                    dst: DST_ADDRESS as *mut c_void,
+                    dst: (DST_ADDRESS + m.offset) as *mut c_void,
                     elementSize: 1,
                     height: 1,
                     pitch: 0,

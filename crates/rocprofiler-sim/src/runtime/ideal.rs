@@ -18,12 +18,13 @@
 //!   launch's true kernel count.
 use super::context::Ctx;
 use super::graphs::Exec;
+use super::graphs::DST_ADDRESS;
 use super::handles::new_copy_id;
 use super::plan;
 use super::record::{Captured, Processed, RunShared};
 use super::rng::Rng;
 use super::submission::{Eager, Launched, Submission};
-use super::work::{self, copy_agents_of, copy_operation, DeviceOp, OpWork, Origin, FILL_KERNEL};
+use super::work::{self, copy_agents_of, copy_operation, DeviceOp, Fill, OpWork, Origin};
 use crate::sdk::agents::agent_handle;
 use crate::sdk::buffer::Rec;
 use crate::sdk::completion::expect;
@@ -155,34 +156,41 @@ impl Submission for Ideal {
         let mut kernels = 0u64;
         let ops: Vec<DeviceOp> = self.orders[e.graph]
             .iter()
-            .filter(|&&ni| graph.nodes[ni].work().dispatches())
-            .enumerate()
-            .filter_map(|(ordinal, &ni)| {
-                let (w, duration) = match graph.nodes[ni].work() {
-                    NodeWork::Kernel { name, grid, block } => {
-                        work::kernel(&ctx.kernels, &ctx.w.durations, name, grid, block)
-                    }
-                    NodeWork::Memset(m) => work::blit(
+            .flat_map(|&ni| {
+                let parts = match graph.nodes[ni].work() {
+                    NodeWork::Kernel { name, grid, block } => vec![work::kernel(
                         &ctx.kernels,
                         &ctx.w.durations,
-                        FILL_KERNEL,
-                        m.bytes,
-                        None,
-                        Some(m.value),
+                        name,
+                        grid,
+                        block,
+                    )],
+                    NodeWork::Memset(m) => work::fill(
+                        &ctx.kernels,
+                        &ctx.w.durations,
+                        Fill {
+                            dst: DST_ADDRESS + m.offset,
+                            bytes: m.bytes,
+                            value: m.value,
+                        },
                     ),
-                    NodeWork::Memcpy(m) => work::copy(&ctx.w.durations, m.bytes, m.direction),
+                    NodeWork::Memcpy(m) => vec![work::copy(&ctx.w.durations, m.bytes, m.direction)],
                     // Host, empty and event nodes run nothing on the device
                     // here: the ideal model models neither host functions
                     // nor markers.
                     NodeWork::Host(_)
                     | NodeWork::Empty
                     | NodeWork::EventRecord(_)
-                    | NodeWork::EventWait(_) => return None,
+                    | NodeWork::EventWait(_) => Vec::new(),
                 };
+                parts.into_iter().map(move |part| (ni, part))
+            })
+            .enumerate()
+            .map(|(ordinal, (ni, (w, duration)))| {
                 if matches!(w, OpWork::Kernel { .. }) {
                     kernels += 1;
                 }
-                Some(DeviceOp {
+                DeviceOp {
                     origin: origin.clone(),
                     node_index: Some(ni as u32),
                     ordinal: ordinal as u32,
@@ -190,7 +198,7 @@ impl Submission for Ideal {
                     device: s.device,
                     work: w,
                     duration,
-                })
+                }
             })
             .collect();
         let packets = ops.len() as u32;
@@ -205,33 +213,35 @@ impl Submission for Ideal {
     }
 
     fn eager(&self, ctx: &Ctx, s: &Stream, w: Eager, origin: Arc<Origin>, rng: &mut Rng) {
-        let (work, duration) = match w {
-            Eager::Kernel(work, duration) => (work, duration),
-            Eager::Memset(bytes, value) => work::blit(
-                &ctx.kernels,
-                &ctx.w.durations,
-                FILL_KERNEL,
-                bytes,
-                None,
-                Some(value),
-            ),
-            Eager::Memcpy(m) => work::copy(&ctx.w.durations, m.bytes, m.direction),
+        let parts = match w {
+            Eager::Kernel(work, duration) => vec![(work, duration)],
+            Eager::Memset(fill) => work::fill(&ctx.kernels, &ctx.w.durations, fill),
+            Eager::Memcpy(m) => vec![work::copy(&ctx.w.durations, m.bytes, m.direction)],
             Eager::PeerCopy {
                 bytes,
                 src_device,
                 dst_device,
-            } => work::peer_copy(&ctx.w.durations, bytes, src_device, dst_device),
+            } => vec![work::peer_copy(
+                &ctx.w.durations,
+                bytes,
+                src_device,
+                dst_device,
+            )],
         };
-        let op = DeviceOp {
-            origin,
-            node_index: None,
-            ordinal: 0,
-            exec_stream_id: s.r.id,
-            device: s.device,
-            work,
-            duration,
-        };
-        submit(ctx, &s.queue, vec![op], rng);
+        let ops = parts
+            .into_iter()
+            .enumerate()
+            .map(|(ordinal, (work, duration))| DeviceOp {
+                origin: origin.clone(),
+                node_index: None,
+                ordinal: ordinal as u32,
+                exec_stream_id: s.r.id,
+                device: s.device,
+                work,
+                duration,
+            })
+            .collect();
+        submit(ctx, &s.queue, ops, rng);
     }
 
     fn end_run(&self) {}

@@ -19,7 +19,7 @@ use rng::Rng;
 use std::collections::HashMap;
 use std::sync::{Arc, Barrier, Mutex, OnceLock};
 use submission::Submission;
-use work::{KernelTable, COPY_KERNEL, FILL_KERNEL};
+use work::{Fill, KernelTable, COPY_KERNEL, FILL_KERNEL};
 
 mod api;
 mod calls;
@@ -236,12 +236,18 @@ fn thread_main<M: Submission>(
             Op::Memset {
                 bytes,
                 value,
+                offset,
                 stream,
                 times,
             } => {
                 let s = &streams[stream.as_str()];
+                let fill = Fill {
+                    dst: graphs::DST_ADDRESS + offset,
+                    bytes: *bytes,
+                    value: *value,
+                };
                 for _ in 0..*times {
-                    memset_async(ctx, model, s, *bytes, *value, &mut rng);
+                    memset_async(ctx, model, s, fill, &mut rng);
                 }
             }
             Op::Sleep { us } => std::thread::sleep(std::time::Duration::from_micros(*us)),

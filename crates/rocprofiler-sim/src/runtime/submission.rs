@@ -5,7 +5,7 @@
 use super::context::Ctx;
 use super::graphs::Exec;
 use super::rng::Rng;
-use super::work::{OpWork, Origin};
+use super::work::{Fill, OpWork, Origin};
 use crate::sdk::trace::StreamRef;
 use crate::workload::Memcpy;
 use std::sync::Arc;
@@ -14,8 +14,8 @@ use std::sync::Arc;
 pub(crate) enum Eager {
     /// hipLaunchKernel.
     Kernel(OpWork, u64),
-    /// hipMemsetAsync of this many bytes to this byte value.
-    Memset(u64, u32),
+    /// hipMemsetAsync.
+    Memset(Fill),
     /// hipMemcpyAsync.
     Memcpy(Memcpy),
     /// hipMemcpyPeerAsync.

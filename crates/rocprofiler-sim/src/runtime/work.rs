@@ -121,6 +121,36 @@ pub(crate) fn blit(
     )
 }
 
+/// A fill of `bytes` bytes at device address `dst` to the byte `value`.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Fill {
+    pub dst: u64,
+    pub bytes: u64,
+    pub value: u32,
+}
+
+/// The fill blits of one memset, in the order they are dispatched. rocclr
+/// packs a fill into up to three `FillBufferAligned` dispatches
+/// (device/blit.cpp `HostBlitManager::FillBufferInfo::PackInfo`, run by
+/// device/rocm/rocblit.cpp `KernelBlitManager::fillBuffer1D`): the head up to
+/// the next 16-byte boundary (`kExtendedSize`), the 16-byte multiple after
+/// it, and the tail left over; each part that is not empty is one kernel.
+pub(crate) fn fill_parts(dst: u64, bytes: u64) -> Vec<u64> {
+    const EXTENDED: u64 = 16;
+    let head = (dst.next_multiple_of(EXTENDED) - dst).min(bytes);
+    let body = (bytes - head) / EXTENDED * EXTENDED;
+    let tail = bytes - head - body;
+    [head, body, tail].into_iter().filter(|&b| b > 0).collect()
+}
+
+/// The blit kernels of a memset (see `fill_parts`).
+pub(crate) fn fill(kernels: &KernelTable, durations: &Durations, f: Fill) -> Vec<(OpWork, u64)> {
+    fill_parts(f.dst, f.bytes)
+        .into_iter()
+        .map(|part| blit(kernels, durations, FILL_KERNEL, part, None, Some(f.value)))
+        .collect()
+}
+
 /// A copy run by a copy engine (a MEMORY_COPY record).
 pub(crate) fn copy(durations: &Durations, bytes: u64, direction: Direction) -> (OpWork, u64) {
     (
@@ -177,4 +207,20 @@ pub(crate) fn copy_operation(
     direction: Direction,
 ) -> rocprofiler_sys::rocprofiler_memory_copy_operation_t {
     rocprofiler_sys::rocprofiler_memory_copy_operation_t(direction.sdk_operation())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::fill_parts;
+
+    #[test]
+    fn a_fill_is_cut_at_16_byte_boundaries() {
+        assert_eq!(fill_parts(0x1000, 4096), [4096]);
+        assert_eq!(fill_parts(0x1000, 100), [96, 4]);
+        assert_eq!(fill_parts(0x1000, 12), [12]);
+        assert_eq!(fill_parts(0x1004, 100), [12, 80, 8]);
+        assert_eq!(fill_parts(0x1004, 8), [8]);
+        assert_eq!(fill_parts(0x1004, 28), [12, 16]);
+        assert_eq!(fill_parts(0x1000, 0), Vec::<u64>::new());
+    }
 }

@@ -148,6 +148,9 @@ fn yes() -> bool {
 fn one_u64() -> u64 {
     1
 }
+fn is_zero(v: &u64) -> bool {
+    *v == 0
+}
 
 /// Simulated execution time of device work.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -327,6 +330,11 @@ pub struct Memset {
     /// The byte value written.
     #[serde(default)]
     pub value: u32,
+    /// Where the fill starts, in bytes past the start of its (16-byte
+    /// aligned) allocation: an unaligned start costs HIP a dispatch of its
+    /// own (see `runtime::work::fill`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub offset: u64,
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -421,11 +429,14 @@ pub enum Op {
         #[serde(default = "one_u64")]
         times: u64,
     },
-    /// hipMemsetAsync of `bytes` bytes to `value` on `stream`, `times` times.
+    /// hipMemsetAsync of `bytes` bytes to `value` on `stream`, `times` times,
+    /// `offset` bytes past the start of an allocation.
     Memset {
         bytes: u64,
         #[serde(default)]
         value: u32,
+        #[serde(default)]
+        offset: u64,
         stream: String,
         #[serde(default = "one_u64")]
         times: u64,
@@ -583,5 +594,24 @@ mod tests {
         assert!("1.3".parse::<SdkVersion>().is_err());
         assert!(SdkVersion::V1_3.has_hip_graph());
         assert!(!SdkVersion::V1_0.has_hip_graph());
+    }
+
+    #[test]
+    fn a_fill_needs_a_byte_and_an_offset_inside_its_allocation() {
+        let with = |memset: &str| {
+            let text = format!(
+                r#"{{"sdk_version": "1.3.0", "graphs": [{{"name": "g", "nodes": [{{"memset": {memset}}}]}}], "threads": [{{"name": "t", "ops": []}}]}}"#
+            );
+            Workload::parse(&text, "w.json")
+                .err()
+                .map(|e| (e.path, e.message))
+        };
+        assert_eq!(with(r#"{"bytes": 100, "offset": 4}"#), None);
+        let (path, why) = with(r#"{"bytes": 0}"#).expect("no bytes");
+        assert_eq!(path, "graphs[0].nodes[0].memset.bytes");
+        assert!(why.contains("at least one byte"), "{why}");
+        let (path, why) = with(r#"{"bytes": 8, "offset": 1048576}"#).expect("far offset");
+        assert_eq!(path, "graphs[0].nodes[0].memset.offset");
+        assert!(why.contains("below 1 MiB"), "{why}");
     }
 }

@@ -15,6 +15,21 @@ fn dims(here: &str, field: &str, v: Option<[u32; 3]>) -> Check {
     }
 }
 
+/// A fill HIP accepts: at least one byte (ihipMemset does nothing for
+/// none), starting within the first MiB of its allocation.
+fn fill(here: &str, bytes: u64, offset: u64) -> Check {
+    if bytes == 0 {
+        return Err((format!("{here}.bytes"), "expected at least one byte".into()));
+    }
+    if offset >= 1 << 20 {
+        return Err((
+            format!("{here}.offset"),
+            format!("expected an offset below 1 MiB (1048576), got {offset}"),
+        ));
+    }
+    Ok(())
+}
+
 fn node(here: &str, ni: usize, n: &Node) -> Check {
     let kinds = n.kernel.is_some() as u8
         + n.memcpy.is_some() as u8
@@ -49,6 +64,9 @@ fn node(here: &str, ni: usize, n: &Node) -> Check {
     }
     dims(here, "grid", n.grid)?;
     dims(here, "block", n.block)?;
+    if let Some(m) = &n.memset {
+        fill(&format!("{here}.memset"), m.bytes, m.offset)?;
+    }
     for (di, d) in n.deps.iter().enumerate() {
         if *d >= ni {
             return Err((
@@ -265,7 +283,15 @@ impl Workload {
                     need_stream(stream, "kernel.stream", &streams)?;
                 }
                 Op::Memcpy { stream, .. } => need_stream(stream, "memcpy.stream", &streams)?,
-                Op::Memset { stream, .. } => need_stream(stream, "memset.stream", &streams)?,
+                Op::Memset {
+                    stream,
+                    bytes,
+                    offset,
+                    ..
+                } => {
+                    fill(&format!("{here}.memset"), *bytes, *offset)?;
+                    need_stream(stream, "memset.stream", &streams)?
+                }
                 Op::Sleep { .. } | Op::PushMarker { .. } | Op::PopMarker {} => {}
                 Op::MemcpyPeer {
                     stream,

@@ -38,11 +38,11 @@ use super::gpu::Cmd;
 use super::stream::{Stream, Submit, Writer};
 use super::RocmExec;
 use crate::runtime::context::Ctx;
-use crate::runtime::graphs::HOST_FN_ADDRESS;
+use crate::runtime::graphs::{DST_ADDRESS, HOST_FN_ADDRESS};
 use crate::runtime::plan::SegmentPlan;
 use crate::runtime::rng::Rng;
 use crate::runtime::submission::Launched;
-use crate::runtime::work::{self, DeviceOp, OpWork, Origin, COPY_KERNEL, FILL_KERNEL};
+use crate::runtime::work::{self, DeviceOp, Fill, OpWork, Origin, COPY_KERNEL};
 use crate::sdk::os::lock;
 use crate::truth::{GraphEventTruth, HostFnTruth};
 use crate::workload::{Graph, NodeWork};
@@ -51,8 +51,11 @@ use std::sync::{Arc, Mutex};
 
 /// How one node goes out.
 enum NodeOut {
-    Captured(DeviceOp),
-    Command(DeviceOp),
+    /// Packets captured at instantiate (a memset node's fill can be
+    /// several: `work::fill`).
+    Captured(Vec<DeviceOp>),
+    /// One command whose packets are written when it is submitted.
+    Command(Vec<DeviceOp>),
     Sdma(DeviceOp),
     /// Nothing on the device (a host-to-host copy, an empty node).
     Host,
@@ -103,28 +106,29 @@ impl Builder<'_> {
     fn node(&mut self, ni: usize, s: &Stream) -> NodeOut {
         let (kernels, durations) = (&self.ctx.kernels, &self.ctx.w.durations);
         let capture = self.capture;
-        let captured = move |op| {
+        let captured = move |ops| {
             if capture {
-                NodeOut::Captured(op)
+                NodeOut::Captured(ops)
             } else {
-                NodeOut::Command(op)
+                NodeOut::Command(ops)
             }
         };
         match self.graph.nodes[ni].work() {
             NodeWork::Kernel { name, grid, block } => {
                 let w = work::kernel(kernels, durations, name, grid, block);
-                captured(self.op(ni, s, w))
+                captured(vec![self.op(ni, s, w)])
             }
             NodeWork::Memset(m) => {
-                let w = work::blit(
-                    kernels,
-                    durations,
-                    FILL_KERNEL,
-                    m.bytes,
-                    None,
-                    Some(m.value),
-                );
-                captured(self.op(ni, s, w))
+                let fill = Fill {
+                    dst: DST_ADDRESS + m.offset,
+                    bytes: m.bytes,
+                    value: m.value,
+                };
+                let ops = work::fill(kernels, durations, fill)
+                    .into_iter()
+                    .map(|w| self.op(ni, s, w))
+                    .collect();
+                captured(ops)
             }
             // hip_graph_internal.cpp: a host node is a command of its own
             // (`GraphHostNode` enqueues a marker whose callback runs the
@@ -149,7 +153,7 @@ impl Builder<'_> {
                         Some(m.direction),
                         None,
                     );
-                    let op = self.op(ni, s, w);
+                    let op = vec![self.op(ni, s, w)];
                     if copy_node_captured(m.direction) {
                         captured(op)
                     } else {
@@ -176,10 +180,12 @@ impl Builder<'_> {
         let mut batch = Vec::new();
         for &ni in nodes {
             match self.node(ni, s) {
-                NodeOut::Captured(op) => batch.push(op),
-                NodeOut::Command(op) => {
+                NodeOut::Captured(ops) => batch.extend(ops),
+                NodeOut::Command(ops) => {
                     g.dispatch_batch(std::mem::take(&mut batch), rng);
-                    g.dispatch(op, rng);
+                    for op in ops {
+                        g.dispatch(op, rng);
+                    }
                 }
                 NodeOut::Sdma(op) => {
                     g.dispatch_batch(std::mem::take(&mut batch), rng);

@@ -10,7 +10,7 @@ use super::handles::new_internal_stream_id;
 use super::plan::{kahn_fifo, segments, SegmentPlan};
 use super::rng::Rng;
 use super::submission::{Eager, Launched, Submission};
-use super::work::{self, DeviceOp, Origin, COPY_KERNEL, FILL_KERNEL};
+use super::work::{self, DeviceOp, Origin, COPY_KERNEL};
 use crate::sdk::os::lock;
 use crate::sdk::trace::StreamRef;
 use engine::{copy_engine, Engine};
@@ -186,12 +186,9 @@ impl Submission for Rocm {
     /// queue, large host copies SDMA copies (see `engine`).
     fn eager(&self, ctx: &Ctx, s: &UserStream, w: Eager, origin: Arc<Origin>, rng: &mut Rng) {
         let (kernels, durations) = (&ctx.kernels, &ctx.w.durations);
-        let (work, sdma) = match w {
-            Eager::Kernel(work, duration) => ((work, duration), false),
-            Eager::Memset(bytes, value) => (
-                work::blit(kernels, durations, FILL_KERNEL, bytes, None, Some(value)),
-                false,
-            ),
+        let (parts, sdma) = match w {
+            Eager::Kernel(work, duration) => (vec![(work, duration)], false),
+            Eager::Memset(fill) => (work::fill(kernels, durations, fill), false),
             // rocblit.cpp: a peer copy between devices goes to the SDMA
             // engine (`DmaBlitManager::copyBuffer` -> hsa_amd_memory_async_copy
             // with distinct source and destination agents).
@@ -200,40 +197,42 @@ impl Submission for Rocm {
                 src_device,
                 dst_device,
             } => (
-                work::peer_copy(durations, bytes, src_device, dst_device),
+                vec![work::peer_copy(durations, bytes, src_device, dst_device)],
                 true,
             ),
             Eager::Memcpy(m) => match copy_engine(m.direction, m.bytes) {
                 Engine::Host => return,
                 Engine::Blit => (
-                    work::blit(
+                    vec![work::blit(
                         kernels,
                         durations,
                         COPY_KERNEL,
                         m.bytes,
                         Some(m.direction),
                         None,
-                    ),
+                    )],
                     false,
                 ),
-                Engine::Sdma => (work::copy(durations, m.bytes, m.direction), true),
+                Engine::Sdma => (vec![work::copy(durations, m.bytes, m.direction)], true),
             },
-        };
-        let op = DeviceOp {
-            origin,
-            node_index: None,
-            ordinal: 0,
-            exec_stream_id: s.s.id,
-            device: s.s.device,
-            work: work.0,
-            duration: work.1,
         };
         let wr = writer(ctx);
         let mut g = s.s.submit(&wr);
-        if sdma {
-            g.copy(op);
-        } else {
-            g.dispatch(op, rng);
+        for (ordinal, (work, duration)) in parts.into_iter().enumerate() {
+            let op = DeviceOp {
+                origin: origin.clone(),
+                node_index: None,
+                ordinal: ordinal as u32,
+                exec_stream_id: s.s.id,
+                device: s.s.device,
+                work,
+                duration,
+            };
+            if sdma {
+                g.copy(op);
+            } else {
+                g.dispatch(op, rng);
+            }
         }
     }
 

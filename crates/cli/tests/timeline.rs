@@ -240,3 +240,35 @@ fn a_graph_event_record_node_is_a_cuda_event_per_replay() {
         records.iter().map(|r| &r["args"]["event_id"]).collect();
     assert_eq!(ids.len(), 1, "one event, recorded by every replay");
 }
+
+/// A memset whose start or size is off rocclr's 16-byte unit runs as up to
+/// three fill kernels (clr `FillBufferInfo::PackInfo`); the simulator runs
+/// them so, the tool expects them from the call's arguments, and each is
+/// shown as a memset of its own part's bytes, checked against the truth.
+#[test]
+fn unaligned_memsets_are_one_memset_per_fill_part() {
+    let out = scratch("unaligned-fills.json");
+    for model in ["rocm", "ideal"] {
+        let report = validate(
+            &workload("unaligned-fills"),
+            &["--submission-model", model, "--out", out.to_str().unwrap()],
+            &[],
+        );
+        assert_clean(&report);
+        // 10 replays of 100 bytes at +4 (12 + 80 + 8), 100 bytes (96 + 4)
+        // and 4096 bytes; 10 eager memsets of 100, 28 at +4, 4096, 12 at +8.
+        assert_eq!(n(&report, "memset_checks"), 10 * 6 + 18, "{model}");
+        assert_eq!(n(&report, "blits_shown_as_kernels"), 0, "{model}");
+        assert_eq!(n(&report, "withheld_records"), 0, "{model}");
+        let trace: Value =
+            serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).expect("whole JSON");
+        let mut sizes: Vec<u64> = events(&trace, "gpu_memset")
+            .iter()
+            .filter(|m| m["args"]["graph node id"].is_u64())
+            .map(|m| m["args"]["bytes"].as_u64().unwrap())
+            .collect();
+        sizes.sort_unstable();
+        sizes.dedup();
+        assert_eq!(sizes, [4, 8, 12, 80, 96, 4096], "{model}");
+    }
+}

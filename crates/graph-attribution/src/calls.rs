@@ -10,7 +10,7 @@ use crate::evidence::{CallWork, WindowEvidence};
 use crate::ids::{AttributionId, NodeId};
 use crate::intervals::Intervals;
 use crate::structure::{ExecContents, NodeWork};
-use crate::work::{BlitKind, KernelLookup, MatchKey, Observed, Output};
+use crate::work::{BlitKind, FillParts, KernelLookup, MatchKey, Observed, Output};
 
 /// One record a call will produce, and which node of its exec it is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -78,10 +78,11 @@ impl ResolvedExec {
     /// dependency that produces none (an empty or event node), that one's.
     /// Outputs are in creation order, a topological order.
     pub(crate) fn nearest_producing_ancestors(&self) -> Vec<Vec<u32>> {
-        let mut output_of = vec![None; self.deps.len()];
+        // A memset node has one output per fill part.
+        let mut output_of: Vec<Vec<u32>> = vec![Vec::new(); self.deps.len()];
         for (k, p) in self.outputs.iter().enumerate() {
             if let Some(node) = p.node {
-                output_of[node.index()] = Some(k as u32);
+                output_of[node.index()].push(k as u32);
             }
         }
         self.outputs
@@ -97,9 +98,9 @@ impl ResolvedExec {
                     if std::mem::replace(&mut seen[d as usize], true) {
                         continue;
                     }
-                    match output_of[d as usize] {
-                        Some(k) => found.push(k),
-                        None => stack.extend_from_slice(&self.deps[d as usize]),
+                    match output_of[d as usize].as_slice() {
+                        [] => stack.extend_from_slice(&self.deps[d as usize]),
+                        ks => found.extend_from_slice(ks),
                     }
                 }
                 found.sort_unstable();
@@ -109,11 +110,19 @@ impl ResolvedExec {
     }
 }
 
+/// The outputs of an eager memset of up to three fill parts.
+const EAGER_FILLS: [Produced; 3] = [Produced {
+    output: Output::Blit(BlitKind::Fill),
+    node: None,
+}; 3];
+
 /// What a call produces, as far as the evidence says.
 #[derive(Clone, Debug)]
 pub(crate) enum Produces {
     Nothing,
     Eager(Produced),
+    /// An eager memset: its fill blits.
+    Fill(FillParts),
     Graph {
         graph_id: Option<AttributionId>,
         exec: Arc<ResolvedExec>,
@@ -126,6 +135,7 @@ impl Produces {
     pub(crate) fn outputs(&self) -> &[Produced] {
         match self {
             Produces::Eager(produced) => std::slice::from_ref(produced),
+            Produces::Fill(fills) => &EAGER_FILLS[..fills.count()],
             Produces::Graph { exec, .. } => &exec.outputs,
             Produces::Nothing | Produces::Unknown => &[],
         }
@@ -139,17 +149,18 @@ fn resolve_exec(contents: &ExecContents, kernels: &dyn KernelLookup) -> Option<R
     }
     let mut outputs = Vec::new();
     for (index, node) in contents.nodes.iter().enumerate() {
-        let output = match node.work {
-            NodeWork::Kernel(kernel) => kernel.resolve(kernels)?,
-            NodeWork::Memset => Output::Blit(BlitKind::Fill),
-            NodeWork::Memcpy { direction, bytes } => Output::BlitOrCopy { direction, bytes },
+        let (output, count) = match node.work {
+            NodeWork::Kernel(kernel) => (kernel.resolve(kernels)?, 1),
+            NodeWork::Memset(fills) => (Output::Blit(BlitKind::Fill), fills.count()),
+            NodeWork::Memcpy { direction, bytes } => (Output::BlitOrCopy { direction, bytes }, 1),
             NodeWork::NoDispatch => continue,
             NodeWork::Unknown => return None,
         };
-        outputs.push(Produced {
+        let produced = Produced {
             output,
             node: Some(NodeId(index as u32)),
-        });
+        };
+        outputs.extend(std::iter::repeat_n(produced, count));
     }
     let mut by_key: FxHashMap<MatchKey, Vec<u32>> = FxHashMap::default();
     for (k, p) in outputs.iter().enumerate() {
@@ -285,6 +296,7 @@ impl<'a> CallIndex<'a> {
                     output: *output,
                     node: None,
                 }),
+                CallWork::Fill(fills) => Produces::Fill(*fills),
                 CallWork::Graph { graph_id, exec } => {
                     if graph_id.is_some_and(distrusted) {
                         return Produces::Unknown;
@@ -360,10 +372,12 @@ impl<'a> CallIndex<'a> {
         for (call, produced) in produces.iter().enumerate() {
             let (a, b) = span(call);
             match produced {
-                Produces::Eager(p) => {
-                    for key in p.output.keys() {
-                        let id = id_of(key, &mut by_key);
-                        by_key[id as usize].1.push((a, b, (call as u32, 0)));
+                Produces::Eager(_) | Produces::Fill(_) => {
+                    for (k, p) in produced.outputs().iter().enumerate() {
+                        for key in p.output.keys() {
+                            let id = id_of(key, &mut by_key);
+                            by_key[id as usize].1.push((a, b, (call as u32, k as u32)));
+                        }
                     }
                 }
                 Produces::Graph { exec, .. } => {
@@ -434,9 +448,12 @@ impl<'a> CallIndex<'a> {
 
     /// The outputs (ascending) of call `call` a record of `key` may be.
     pub(crate) fn outputs_under(&self, call: u32, key: &MatchKey) -> &[u32] {
-        const FIRST: &[u32] = &[0];
+        const FIRST: &[u32] = &[0, 1, 2];
         match &self.produces[call as usize] {
-            Produces::Eager(p) if p.output.keys().any(|k| k == *key) => FIRST,
+            Produces::Eager(p) if p.output.keys().any(|k| k == *key) => &FIRST[..1],
+            Produces::Fill(fills) if *key == MatchKey::Blit(BlitKind::Fill) => {
+                &FIRST[..fills.count()]
+            }
             Produces::Graph { exec, .. } => exec.outputs_under(key),
             _ => &[],
         }

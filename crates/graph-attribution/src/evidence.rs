@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use crate::ids::AttributionId;
 use crate::structure::ExecContents;
-use crate::work::{HostKernel, KernelLookup, Observed, Output};
+use crate::work::{FillParts, HostKernel, KernelLookup, Observed, Output};
 
 /// One completed kernel dispatch or memory copy record.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -38,6 +38,8 @@ pub enum CallWork {
     Kernel(HostKernel),
     /// An eager blit or copy.
     Output(Output),
+    /// An eager memset: this many fill blits.
+    Fill(FillParts),
     /// A graph launch: its exec's attribution id at launch time (`None`
     /// when it has none) and what the exec ran then.
     Graph {

@@ -114,4 +114,6 @@ pub use structure::{
 pub use tracker::NaiveLaunchStack;
 pub use tracker::{LaunchCall, LaunchTracker, TrackerConfig, DEFAULT_LAUNCH_LOG_CAPACITY};
 pub use verdict::{KeyProof, KeyVerdict, LinkProof, LinkVerdict, Reason, Summary};
-pub use work::{BlitKind, Direction, HostKernel, KernelLookup, KernelShape, Observed, Output};
+pub use work::{
+    BlitKind, Direction, FillParts, HostKernel, KernelLookup, KernelShape, Observed, Output,
+};

@@ -20,7 +20,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use crate::ids::ExecHandle;
-use crate::work::{Direction, HostKernel};
+use crate::work::{Direction, FillParts, HostKernel};
 
 /// A `hipGraph_t` as an opaque value (HIP may reuse the address after
 /// hipGraphDestroy).
@@ -36,8 +36,8 @@ pub struct NodeHandle(pub u64);
 pub enum NodeWork {
     /// A kernel node (hipGraphAddKernelNode).
     Kernel(HostKernel),
-    /// A memset node: a blit fill kernel.
-    Memset,
+    /// A memset node: fill blit kernels.
+    Memset(FillParts),
     /// A 1-D memcpy node. `None` direction: hipMemcpyDefault.
     Memcpy {
         direction: Option<Direction>,
@@ -281,7 +281,7 @@ mod tests {
             g,
             NodeHandle(3),
             &[NodeHandle(1), NodeHandle(2)],
-            NodeWork::Memset,
+            NodeWork::Memset(FillParts::two_d(64)),
         );
         s.exec_instantiated(ExecHandle(7), g);
         let c = s.exec_contents(ExecHandle(7));

@@ -65,6 +65,63 @@ impl BlitKind {
     }
 }
 
+/// The fill-blit records one memset produces, by the bytes each fills, in
+/// dispatch order: 1 to 3. rocclr packs a 1-D fill into a head up to the
+/// next 16-byte boundary, the 16-byte multiple after it and the tail left
+/// over, each part that is not empty one `FillBufferAligned` dispatch,
+/// written in that order (device/blit.cpp
+/// `HostBlitManager::FillBufferInfo::PackInfo`, `kExtendedSize`; run by
+/// device/rocm/rocblit.cpp `KernelBlitManager::fillBuffer1D`); a 2-D fill is
+/// one `FillBufferAligned2D` dispatch (`fillBuffer2D`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct FillParts {
+    bytes: [u64; 3],
+    count: u8,
+}
+
+impl FillParts {
+    /// The 16-byte unit rocclr aligns the middle of a fill to.
+    const EXTENDED: u64 = 16;
+
+    /// A 1-D fill of `bytes` bytes at device address `dst`; `None` for no
+    /// bytes (ihipMemset returns before enqueueing anything).
+    pub fn of_1d(dst: u64, bytes: u64) -> Option<FillParts> {
+        if bytes == 0 {
+            return None;
+        }
+        let head = (dst.next_multiple_of(Self::EXTENDED) - dst).min(bytes);
+        let body = (bytes - head) / Self::EXTENDED * Self::EXTENDED;
+        let tail = bytes - head - body;
+        let mut parts = FillParts {
+            bytes: [0; 3],
+            count: 0,
+        };
+        for b in [head, body, tail].into_iter().filter(|&b| b > 0) {
+            parts.bytes[usize::from(parts.count)] = b;
+            parts.count += 1;
+        }
+        Some(parts)
+    }
+
+    /// A 2-D fill of `bytes` bytes in all: one dispatch.
+    pub fn two_d(bytes: u64) -> FillParts {
+        FillParts {
+            bytes: [bytes, 0, 0],
+            count: 1,
+        }
+    }
+
+    /// The number of records, 1 to 3.
+    pub fn count(self) -> usize {
+        usize::from(self.count)
+    }
+
+    /// The bytes each record fills, in dispatch order.
+    pub fn bytes(&self) -> &[u64] {
+        &self.bytes[..self.count()]
+    }
+}
+
 /// What one completed record shows about the work that produced it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Observed {
@@ -229,6 +286,19 @@ impl HostKernel {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_fill_is_one_record_per_part_around_16_byte_boundaries() {
+        let parts = |dst, bytes| FillParts::of_1d(dst, bytes).map(|p| p.bytes().to_vec());
+        assert_eq!(parts(0x1000, 4096), Some(vec![4096]));
+        assert_eq!(parts(0x1000, 100), Some(vec![96, 4]));
+        assert_eq!(parts(0x1000, 12), Some(vec![12]));
+        assert_eq!(parts(0x1004, 100), Some(vec![12, 80, 8]));
+        assert_eq!(parts(0x1004, 8), Some(vec![8]));
+        assert_eq!(parts(0x1004, 28), Some(vec![12, 16]));
+        assert_eq!(parts(0x1000, 0), None);
+        assert_eq!(FillParts::two_d(640).bytes(), [640]);
+    }
 
     fn shape(kernel_id: u64) -> KernelShape {
         KernelShape {

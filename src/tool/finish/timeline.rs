@@ -29,7 +29,7 @@ use crate::window::{
 };
 use activity_store::{CopyDirection, FinalisedWindow};
 use dashmap::DashMap;
-use graph_attribution::{Direction, ExecContents, NodeDetail, NodeWork};
+use graph_attribution::{Direction, ExecContents, FillParts, NodeDetail, NodeWork};
 use once_cell::sync::Lazy;
 use rocprofiler_sys::hip_runtime_api_id;
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -95,6 +95,7 @@ pub fn timeline_call(op: i32) -> Option<TimelineCall> {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CallArgs {
     Memset {
+        dst: u64,
         bytes: u64,
         value: u32,
     },
@@ -136,8 +137,9 @@ pub struct EventRecordRef {
 /// What the timeline keeps of a call issued in a window.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Detail {
+    /// A memset's fill parts (none: no bytes, nothing dispatched).
     Memset {
-        bytes: u64,
+        parts: Option<FillParts>,
         value: u32,
     },
     Copy {
@@ -251,7 +253,10 @@ impl TimelineEvidence {
                 );
                 Detail::EventRecord { event }
             }
-            CallArgs::Memset { bytes, value } => Detail::Memset { bytes, value },
+            CallArgs::Memset { dst, bytes, value } => Detail::Memset {
+                parts: FillParts::of_1d(dst, bytes),
+                value,
+            },
             CallArgs::Copy { bytes, direction } => Detail::Copy { bytes, direction },
             CallArgs::PeerCopy {
                 src_device,
@@ -441,9 +446,9 @@ pub fn finish(
     }
     let device_of = |stream: Option<u64>| stream.and_then(|s| ev.stream_device.get(&s).map(|d| *d));
 
-    let split = memsets_and_blit_copies(out, &details, cx);
-    if split > 0 {
-        summary.push(format!("blits_of_split_calls_left_kernels={split}"));
+    let unsure = memsets_and_blit_copies(out, &details, cx);
+    if unsure > 0 {
+        summary.push(format!("blits_left_kernels={unsure}"));
     }
     peer_copies(out, &details, &device_of);
     branches(out);
@@ -464,10 +469,30 @@ pub fn finish(
         .extend(std::mem::take(&mut *lock(&ev.overheads)));
 }
 
-/// Returns how many blit kernels stay kernels because their call or node
-/// ran as several (clr's `KernelBlitManager::fillBuffer1D` packs an
-/// unaligned fill into several `FillBufferAligned` dispatches; copies may be
-/// chunked): the call's bytes belong to none of them alone.
+/// What a call or node says its blit kernels are.
+enum BlitPlan {
+    /// One kernel per fill part, in dispatch order.
+    Memset { parts: FillParts, value: u32 },
+    Copy {
+        bytes: u64,
+        direction: CopyDirection,
+    },
+}
+
+impl BlitPlan {
+    fn kernels(&self) -> usize {
+        match self {
+            BlitPlan::Memset { parts, .. } => parts.count(),
+            BlitPlan::Copy { .. } => 1,
+        }
+    }
+}
+
+/// Shows proven blit kernels as the memsets and copies they are; returns
+/// how many stay kernels because their call or node ran as another number
+/// of kernels than its arguments say (a memset is one kernel per fill part,
+/// `FillParts`; a copy one, though clr may chunk one): which bytes each
+/// filled or copied is then unknown.
 fn memsets_and_blit_copies(
     out: &mut FinishedWindow,
     details: &HashMap<u64, (Detail, Option<u64>)>,
@@ -476,7 +501,9 @@ fn memsets_and_blit_copies(
     if !cx.links_proven {
         return 0;
     }
-    for k in &mut out.kernels {
+    // (correlation, node) -> the plan and its kernels' indices.
+    let mut groups: HashMap<(u64, Option<usize>), (BlitPlan, Vec<usize>)> = HashMap::new();
+    for (i, k) in out.kernels.iter().enumerate() {
         let Some(correlation) = k.correlation else {
             continue;
         };
@@ -487,14 +514,15 @@ fn memsets_and_blit_copies(
         else {
             continue;
         };
-        k.blit = match (k.graph, node_of(k.graph)) {
+        let node = node_of(k.graph);
+        let plan = match (k.graph, node) {
             (Some(_), Some(node)) => cx
                 .launches
                 .get(&correlation)
                 .and_then(|exec| exec.nodes.get(node))
                 .and_then(|spec| match (fill, spec.work, spec.detail) {
-                    (true, NodeWork::Memset, NodeDetail::Memset { bytes, value }) => {
-                        Some(Blit::Memset { bytes, value })
+                    (true, NodeWork::Memset(parts), NodeDetail::Memset { value, .. }) => {
+                        Some(BlitPlan::Memset { parts, value })
                     }
                     (
                         false,
@@ -503,37 +531,58 @@ fn memsets_and_blit_copies(
                             bytes,
                         },
                         _,
-                    ) => Some(Blit::Copy {
+                    ) => Some(BlitPlan::Copy {
                         bytes,
                         direction: copy_direction(direction),
                     }),
                     _ => None,
                 }),
             _ => match details.get(&correlation) {
-                Some((Detail::Memset { bytes, value }, _)) if fill => Some(Blit::Memset {
-                    bytes: *bytes,
+                Some((
+                    Detail::Memset {
+                        parts: Some(parts),
+                        value,
+                    },
+                    _,
+                )) if fill => Some(BlitPlan::Memset {
+                    parts: *parts,
                     value: *value,
                 }),
-                Some((Detail::Copy { bytes, direction }, _)) if !fill => Some(Blit::Copy {
+                Some((Detail::Copy { bytes, direction }, _)) if !fill => Some(BlitPlan::Copy {
                     bytes: *bytes,
                     direction: *direction,
                 }),
                 _ => None,
             },
         };
-    }
-    let mut parts: HashMap<(Option<u64>, Option<usize>), u64> = HashMap::new();
-    for k in out.kernels.iter().filter(|k| k.blit.is_some()) {
-        *parts.entry((k.correlation, node_of(k.graph))).or_default() += 1;
-    }
-    let mut split = 0;
-    for k in out.kernels.iter_mut().filter(|k| k.blit.is_some()) {
-        if parts[&(k.correlation, node_of(k.graph))] > 1 {
-            k.blit = None;
-            split += 1;
+        if let Some(plan) = plan {
+            groups
+                .entry((correlation, node))
+                .or_insert_with(|| (plan, Vec::new()))
+                .1
+                .push(i);
         }
     }
-    split
+    let mut unsure = 0;
+    for (plan, mut kernels) in groups.into_values() {
+        if kernels.len() != plan.kernels() {
+            unsure += kernels.len() as u64;
+            continue;
+        }
+        // A call's or node's parts are written in order into one queue, and
+        // dispatch ids follow a queue's slot order.
+        kernels.sort_unstable_by_key(|&i| out.kernels[i].dispatch_id);
+        for (part, i) in kernels.into_iter().enumerate() {
+            out.kernels[i].blit = Some(match plan {
+                BlitPlan::Memset { parts, value } => Blit::Memset {
+                    bytes: parts.bytes()[part],
+                    value,
+                },
+                BlitPlan::Copy { bytes, direction } => Blit::Copy { bytes, direction },
+            });
+        }
+    }
+    unsure
 }
 
 /// A copy issued by hipMemcpyPeer*: drawn on the issuing stream's device,
@@ -1154,7 +1203,7 @@ mod tests {
     }
 
     #[test]
-    fn a_memset_run_as_several_fill_kernels_stays_kernels() {
+    fn a_memsets_fill_parts_get_their_own_bytes_in_dispatch_order() {
         let fill = |dispatch_id: u64, correlation: u64| KernelActivity {
             name_index: 0,
             device: 0,
@@ -1177,11 +1226,19 @@ mod tests {
         };
         let mut out = FinishedWindow {
             kernel_symbols: vec!["__amd_rocclr_fillBufferAligned".into()],
-            kernels: vec![fill(1, 7), fill(2, 7), fill(3, 8)],
+            kernels: vec![fill(2, 7), fill(1, 7), fill(3, 8), fill(4, 8), fill(5, 9)],
             ..FinishedWindow::default()
         };
-        let memset = |bytes| (Detail::Memset { bytes, value: 1 }, Some(1));
-        let details = HashMap::from([(7, memset(100)), (8, memset(64))]);
+        let memset = |dst, bytes| {
+            let parts = FillParts::of_1d(dst, bytes);
+            (Detail::Memset { parts, value: 1 }, Some(1))
+        };
+        // 7: 96 + 4 bytes; 8: one part, but two kernels ran; 9: 12 bytes.
+        let details = HashMap::from([
+            (7, memset(0x1000, 100)),
+            (8, memset(0x1000, 64)),
+            (9, memset(0x1004, 12)),
+        ]);
         let launches = HashMap::new();
         let cx = TimelineContext {
             links_proven: true,
@@ -1189,18 +1246,15 @@ mod tests {
             closed_ns: 0,
         };
         assert_eq!(memsets_and_blit_copies(&mut out, &details, &cx), 2);
-        let blits: Vec<Option<Blit>> = out.kernels.iter().map(|k| k.blit).collect();
-        assert_eq!(
-            blits,
-            [
-                None,
-                None,
-                Some(Blit::Memset {
-                    bytes: 64,
-                    value: 1
-                })
-            ]
-        );
+        let bytes: Vec<Option<u64>> = out
+            .kernels
+            .iter()
+            .map(|k| match k.blit {
+                Some(Blit::Memset { bytes, value: 1 }) => Some(bytes),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(bytes, [Some(4), Some(96), None, None, Some(12)]);
     }
 
     #[test]

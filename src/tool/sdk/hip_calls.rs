@@ -7,8 +7,8 @@ use crate::tool::finish::roles::{work_of_role, Build, Role};
 use crate::tool::finish::timeline::{CallArgs, TimelineCall};
 use activity_store::CopyDirection;
 use graph_attribution::{
-    BlitKind, CallWork, Direction, ExecHandle, GraphHandle, GraphStructure, HostKernel, NodeDetail,
-    NodeHandle, NodeWork, Output,
+    CallWork, Direction, ExecHandle, FillParts, GraphHandle, GraphStructure, HostKernel,
+    NodeDetail, NodeHandle, NodeWork, Output,
 };
 use rocprofiler_sys::hip_memcpy_kind as kind;
 use rocprofiler_sys::*;
@@ -79,7 +79,15 @@ pub unsafe fn work_at_enter(
                 None => CallWork::Unknown,
             }
         }
-        Role::Memset => CallWork::Output(Output::Blit(BlitKind::Fill)),
+        Role::Memset => {
+            // SAFETY: hipMemsetAsync's arguments (the _spt variant and
+            // hipMemset lead with the same three).
+            let a = unsafe { args.hipMemsetAsync };
+            match FillParts::of_1d(a.dst as u64, a.sizeBytes as u64) {
+                Some(fills) => CallWork::Fill(fills),
+                None => CallWork::NoDevice,
+            }
+        }
         Role::MemcpyPeer => {
             // SAFETY: hipMemcpyPeerAsync's arguments (hipMemcpyPeer's
             // leading five are the same).
@@ -185,16 +193,28 @@ pub unsafe fn follow(
             }
             Build::AddMemsetNode => {
                 let a = args.hipGraphAddMemsetNode;
-                let detail = match read(a.pMemsetParams) {
-                    Some(p) => NodeDetail::Memset {
-                        bytes: (p.width as u64)
-                            .saturating_mul(p.height.max(1) as u64)
-                            .saturating_mul(u64::from(p.elementSize.max(1))),
-                        value: p.value,
-                    },
-                    None => NodeDetail::None,
-                };
-                add_with(NodeWork::Memset, detail)
+                match read(a.pMemsetParams) {
+                    Some(p) => {
+                        let row = (p.width as u64).saturating_mul(u64::from(p.elementSize.max(1)));
+                        // hip_graph_internal.hpp `GraphMemsetNode`: one row
+                        // is a 1-D fill, more rows a 2-D one.
+                        let bytes = row.saturating_mul(p.height.max(1) as u64);
+                        let fills = if p.height > 1 {
+                            Some(FillParts::two_d(bytes))
+                        } else {
+                            FillParts::of_1d(p.dst as u64, row)
+                        };
+                        let detail = NodeDetail::Memset {
+                            bytes,
+                            value: p.value,
+                        };
+                        match fills {
+                            Some(fills) => add_with(NodeWork::Memset(fills), detail),
+                            None => add(NodeWork::Unknown),
+                        }
+                    }
+                    None => add(NodeWork::Unknown),
+                }
             }
             Build::AddHostNode => {
                 let a = args.hipGraphAddHostNode;
@@ -278,6 +298,7 @@ pub unsafe fn timeline_args(
             TimelineCall::Memset => {
                 let a = args.hipMemsetAsync;
                 CallArgs::Memset {
+                    dst: a.dst as u64,
                     bytes: a.sizeBytes as u64,
                     value: (a.value as u32) & 0xff,
                 }

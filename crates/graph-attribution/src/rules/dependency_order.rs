@@ -57,17 +57,18 @@ pub(crate) fn apply(
             continue;
         };
         let records = &linked[&call];
-        // Where each node of this launch ran, for the ones already proven.
-        let proven: HashMap<u32, (u64, u64)> = records
-            .iter()
-            .filter_map(|&i| match keys[i] {
-                KeyVerdict::Key { key, .. } if key.graph_id == *graph_id => Some((
-                    key.node.0,
-                    (observations[i].start_ns, observations[i].end_ns),
-                )),
-                _ => None,
-            })
-            .collect();
+        // Where each node of this launch ran, for the ones already proven
+        // (a memset node's fill parts: from the first start to the last end).
+        let mut proven: HashMap<u32, (u64, u64)> = HashMap::new();
+        for &i in records {
+            if let KeyVerdict::Key { key, .. } = keys[i] {
+                if key.graph_id == *graph_id {
+                    let (start, end) = (observations[i].start_ns, observations[i].end_ns);
+                    let span = proven.entry(key.node.0).or_insert((start, end));
+                    *span = (span.0.min(start), span.1.max(end));
+                }
+            }
+        }
         // (what ran) -> its records of this launch still waiting.
         let mut groups: HashMap<Observed, Vec<usize>> = HashMap::new();
         for &i in records {
@@ -77,9 +78,10 @@ pub(crate) fn apply(
         }
         for (observed, group) in groups {
             // The nodes that could have produced these records and are not
-            // already proven. Each node produces one record, and each of the
-            // group's records came from one of them, so equal counts make the
-            // group exactly those nodes' records.
+            // already proven, a memset node once per fill part. Each
+            // produces one record, and each of the group's records came from
+            // one of them, so equal counts make the group exactly those
+            // nodes' records.
             let nodes: Vec<u32> = exec
                 .outputs
                 .iter()
@@ -143,6 +145,10 @@ fn unique_assignment(
         .iter()
         .map(|&a| nodes.iter().map(|&b| exec.depends_on(b, a)).collect())
         .collect();
+    // A node listed again (a memset's next fill part) takes a later record
+    // than its previous listing: which part is which does not change the
+    // key, so only one of those assignments is counted.
+    let twin: Vec<bool> = (0..n).map(|i| i > 0 && nodes[i] == nodes[i - 1]).collect();
     let mut chosen: Vec<Option<usize>> = vec![None; n]; // node -> record
     let mut used = vec![false; n];
     let mut found: Option<Vec<Option<usize>>> = None;
@@ -151,6 +157,7 @@ fn unique_assignment(
         0,
         &allowed,
         &ordered,
+        &twin,
         times,
         &mut chosen,
         &mut used,
@@ -173,6 +180,7 @@ fn search(
     node: usize,
     allowed: &[Vec<bool>],
     ordered: &[Vec<bool>],
+    twin: &[bool],
     times: &[(u64, u64)],
     chosen: &mut Vec<Option<usize>>,
     used: &mut Vec<bool>,
@@ -188,7 +196,10 @@ fn search(
         return;
     }
     for record in 0..times.len() {
-        if used[record] || !allowed[node][record] {
+        if used[record]
+            || !allowed[node][record]
+            || (twin[node] && chosen[node - 1].is_some_and(|r| record < r))
+        {
             continue;
         }
         let fits = (0..node).all(|other| {
@@ -203,6 +214,7 @@ fn search(
                 node + 1,
                 allowed,
                 ordered,
+                twin,
                 times,
                 chosen,
                 used,

@@ -121,7 +121,7 @@ pub(crate) fn apply(
                     key: GraphKey::new(*g, node),
                     proof: KeyProof::QueueOrder,
                 }),
-                (Produces::Eager(_), None) => Some(KeyVerdict::NotGraphed),
+                (Produces::Eager(_) | Produces::Fill(_), None) => Some(KeyVerdict::NotGraphed),
                 _ => None,
             };
             match (proven, keys[i]) {
@@ -207,8 +207,12 @@ fn assign(
         nodes.sort_unstable();
         let chain = nodes.len() < 2
             || match &index.produces[call as usize] {
+                // A memset node's fill parts are one node: its records are
+                // consecutive however the parts ran.
                 Produces::Graph { exec, .. } => {
-                    exec.is_chain(nodes.iter().flatten().map(|n| n.0).collect())
+                    let mut distinct: Vec<u32> = nodes.iter().flatten().map(|n| n.0).collect();
+                    distinct.dedup();
+                    exec.is_chain(distinct)
                 }
                 _ => false,
             };

@@ -278,7 +278,7 @@ pub fn provable(
         .zip(&w.truths)
         .filter(|(x, t)| t.call == truth.call && x.observed == o.observed)
         .count();
-    if delivered != same.len() {
+    if delivered != same.iter().map(|&n| graph.records(n)).sum::<usize>() {
         return Err("repeated kernel on a chain, a sibling record missing or a copy");
     }
     Ok(())

@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 
-use graph_attribution::{Direction, HostKernel};
+use graph_attribution::{Direction, FillParts, HostKernel};
 
 use crate::rng::Rng;
 use crate::sim::{ExecDef, GraphDef, NodeDef, NodeKind, Op, Setup, ThreadDef};
@@ -15,6 +15,13 @@ pub const STUBS: u64 = 16;
 /// Launched now and then, never registered with the tool.
 pub const UNREGISTERED: u64 = 0xbad;
 const BYTES: [u64; 2] = [4096, 1 << 20];
+
+/// A memset's parts: sizes and offsets around rocclr's 16-byte unit.
+fn fill(rng: &mut Rng) -> FillParts {
+    const FILL_BYTES: [u64; 5] = [4096, 100, 12, 28, 1 << 20];
+    let dst = 0x1000 + 4 * rng.below(4);
+    FillParts::of_1d(dst, rng.pick(&FILL_BYTES)).expect("a fill of at least one byte")
+}
 
 #[derive(Clone, Copy, Debug)]
 pub struct Params {
@@ -70,7 +77,7 @@ pub fn graph(rng: &mut Rng, p: Params) -> GraphDef {
         };
         let kind = match roll {
             0..=54 => NodeKind::Kernel(kernel(rng, &stubs)),
-            55..=66 => NodeKind::Memset,
+            55..=66 => NodeKind::Memset(fill(rng)),
             67..=74 => NodeKind::CopyD2D {
                 bytes: rng.pick(&BYTES),
             },
@@ -146,7 +153,7 @@ fn op(rng: &mut Rng, p: Params, graphs: usize, execs: usize) -> Op {
         }
         55..=63 => Op::Getter,
         64..=68 => Op::Marker,
-        69..=73 => Op::Memset,
+        69..=73 => Op::Memset(fill(rng)),
         74..=78 => Op::CopyD2D,
         79..=93 => {
             let (direction, declared, bytes) = host_copy(rng);

@@ -37,9 +37,9 @@ use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::Arc;
 
 use graph_attribution::{
-    AttributionId, BlitKind, Call, CallWork, Direction, ExecContents, ExecHandle, GraphHandle,
-    GraphStructure, HostKernel, KernelShape, NodeHandle, NodeWork, Observation, Observed, Output,
-    Span,
+    AttributionId, BlitKind, Call, CallWork, Direction, ExecContents, ExecHandle, FillParts,
+    GraphHandle, GraphStructure, HostKernel, KernelShape, NodeHandle, NodeWork, Observation,
+    Observed, Output, Span,
 };
 
 use crate::rng::Rng;
@@ -51,7 +51,8 @@ pub const STEP: u64 = 10;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum NodeKind {
     Kernel(HostKernel),
-    Memset,
+    /// A memset: one fill blit per part.
+    Memset(FillParts),
     CopyD2D {
         bytes: u64,
     },
@@ -116,11 +117,19 @@ impl GraphDef {
         n.windows(2).all(|w| self.depends_on(w[1], w[0]))
     }
 
+    /// How many records node `n` produces when it runs on the device.
+    pub fn records(&self, n: usize) -> usize {
+        match self.nodes[n].kind {
+            NodeKind::Memset(fills) => fills.count(),
+            _ => 1,
+        }
+    }
+
     /// What node `n` produces as the tool's structure describes it.
     pub fn output(&self, n: usize, kernels: &HashMap<u64, u64>) -> Option<Output> {
         match self.nodes[n].kind {
             NodeKind::Kernel(k) => Some(Output::Kernel(shape(k, kernels))),
-            NodeKind::Memset => Some(Output::Blit(BlitKind::Fill)),
+            NodeKind::Memset(_) => Some(Output::Blit(BlitKind::Fill)),
             NodeKind::CopyD2D { .. } => Some(Output::Blit(BlitKind::Copy)),
             NodeKind::CopyHost {
                 direction,
@@ -151,7 +160,8 @@ pub enum Op {
     /// hipEventRecord and the like: one barrier packet on the stream.
     Marker,
     Kernel(HostKernel),
-    Memset,
+    /// A memset: one fill blit per part.
+    Memset(FillParts),
     /// A device-to-device copy: a blit.
     CopyD2D,
     /// A host<->device copy: on the copy engine (`sdma`) or as a blit.
@@ -682,16 +692,24 @@ impl Sim {
                 self.batch(&mut steps, queue, vec![Packet { record, gpu }]);
                 CallWork::Kernel(k)
             }
-            Op::Memset | Op::CopyD2D => {
+            Op::Memset(fills) => {
+                // The parts run in order on the stream's queue.
+                let mut packets = Vec::new();
+                let mut waits = after.clone();
+                for _ in 0..fills.count() {
+                    let gpu = self.item(waits);
+                    let record = Some((Observed::Blit(BlitKind::Fill), eager));
+                    packets.push(Packet { record, gpu });
+                    waits = vec![gpu];
+                }
+                self.batch(&mut steps, queue, packets);
+                CallWork::Fill(fills)
+            }
+            Op::CopyD2D => {
                 let gpu = self.item(after.clone());
-                let kind = if matches!(op, Op::Memset) {
-                    BlitKind::Fill
-                } else {
-                    BlitKind::Copy
-                };
-                let record = Some((Observed::Blit(kind), eager));
+                let record = Some((Observed::Blit(BlitKind::Copy), eager));
                 self.batch(&mut steps, queue, vec![Packet { record, gpu }]);
-                CallWork::Output(Output::Blit(kind))
+                CallWork::Output(Output::Blit(BlitKind::Copy))
             }
             Op::CopyHost {
                 direction,
@@ -843,9 +861,21 @@ impl Sim {
                 let gpu = self.item(cross);
                 issues.push(Issue::Packet(q, Packet { record: None, gpu }));
             }
+            if let NodeKind::Memset(fills) = node.kind {
+                // The parts run in order on the node's queue.
+                let mut waits = deps;
+                for _ in 0..fills.count() {
+                    let gpu = self.item(waits);
+                    let record = Some((Observed::Blit(BlitKind::Fill), truth));
+                    issues.push(Issue::Packet(q, Packet { record, gpu }));
+                    waits = vec![gpu];
+                }
+                ends[n] = Some((waits[0], Some(q)));
+                continue;
+            }
             let record = match node.kind {
                 NodeKind::Kernel(k) => Some(Observed::Kernel(shape(k, &self.kernels))),
-                NodeKind::Memset => Some(Observed::Blit(BlitKind::Fill)),
+                NodeKind::Memset(_) => unreachable!("handled above"),
                 NodeKind::CopyD2D { .. } | NodeKind::CopyHost { .. } => {
                     Some(Observed::Blit(BlitKind::Copy))
                 }
@@ -953,7 +983,7 @@ impl Sim {
 fn node_work(kind: NodeKind) -> NodeWork {
     match kind {
         NodeKind::Kernel(k) => NodeWork::Kernel(k),
-        NodeKind::Memset => NodeWork::Memset,
+        NodeKind::Memset(fills) => NodeWork::Memset(fills),
         NodeKind::CopyD2D { bytes } => NodeWork::Memcpy {
             direction: Some(Direction::DeviceToDevice),
             bytes,

@@ -17,6 +17,10 @@
 #   timeline-exclusive, timeline-default  tests/workloads/timeline.json with
 #              enable_cuda_sync_events: memsets, syncs, events, host
 #              functions, roctx, peer copies, names, overhead vs the truth
+#   graph-events-exclusive  tests/workloads/graph-events.json: graph
+#              event-record nodes as cuda_events per replay, waits on them
+#   unaligned-fills-exclusive  tests/workloads/unaligned-fills.json: each
+#              fill part of an unaligned memset a gpu_memset of its bytes
 # Each also runs `kineto-rocm report` on the trace PyTorch exported and
 # checks its per-node counts and means against the truth (--report-bin).
 # Then the README's concurrency table (scripts/concurrency-table.sh) on that
@@ -66,6 +70,8 @@ run torch-check-exclusive --mode exclusive
 run torch-check-concurrent-exclusive --mode exclusive --workload tests/workloads/concurrent-8threads-marked.json
 run torch-check-timeline-exclusive --mode exclusive --timeline
 run torch-check-timeline-default --mode default --timeline
+run torch-check-graph-events-exclusive --mode exclusive --timeline --workload tests/workloads/graph-events.json
+run torch-check-unaligned-fills-exclusive --mode exclusive --timeline --workload tests/workloads/unaligned-fills.json
 for seed in 1 2; do
   {
     echo "commit: $commit"

@@ -378,7 +378,7 @@ def check_timeline(events, truth, checks, foreign=False):
         return e.get("args", {})
 
     check_graph_event_records(xs("cuda_event"), truth, checks)
-    if not (truth.host_functions or truth.events or truth.markers
+    if not (truth.host_functions or truth.events or truth.markers or truth.graph_events
             or any(op.get("value") is not None for op in truth.ops)):
         return
     by_dispatch = {op["dispatch_id"]: op for op in truth.ops if op["kind"] == "kernel"}

@@ -206,6 +206,10 @@ pub const OVERHEAD_DROPPED: &str = "kineto-rocm: SDK records dropped";
 pub const DEPENDENCY_FLOW: &str = "fwdbwd";
 pub const DEPENDENCY_NAME: &str = "graph dependency";
 
+/// A hardware counter's samples ("ph": "C"), kineto's category for them
+/// (ActivityType HARDWARE_COUNTERS, "hardware_counters").
+pub const COUNTER_CATEGORY: &str = "hardware_counters";
+
 /// A stream's lane (tid = the stream id).
 pub fn stream_lane_name(stream: u64) -> String {
     format!("stream {stream}")

@@ -4,6 +4,7 @@
 //! kineto. Field spellings follow what kineto writes and what PyTorch reads:
 //! `"graph id"` and `"graph node id"` are bare decimal integers (PyTorch
 //! matches `"graph node id":\s*(\d+)`), timestamps are microseconds.
+use crate::vocabulary as vocab;
 use std::io::{self, Write};
 
 /// One argument value: numbers stay unquoted.
@@ -162,6 +163,31 @@ impl<W: Write> ChromeTraceWriter<W> {
             e.extend_from_slice(b", \"bp\": \"e\"");
         }
         e.push(b'}');
+        self.end_event()
+    }
+
+    /// A sample of counter `name` on process `pid`'s counter track (a
+    /// Chrome counter event: one series, named like the counter).
+    pub fn counter(&mut self, pid: u64, name: &str, ts_ns: u64, value: f64) -> io::Result<()> {
+        self.start_event();
+        let e = &mut self.event;
+        e.extend_from_slice(b"  {\"ph\": \"C\", \"cat\": ");
+        push_json_string(e, vocab::COUNTER_CATEGORY);
+        e.extend_from_slice(b", \"name\": ");
+        push_json_string(e, name);
+        e.extend_from_slice(b", \"pid\": ");
+        push_int(e, pid);
+        e.extend_from_slice(b", \"tid\": 0, \"ts\": ");
+        push_micros(e, ts_ns);
+        e.extend_from_slice(b", \"args\": {");
+        push_json_string(e, name);
+        e.extend_from_slice(b": ");
+        if value.is_finite() {
+            write!(e, "{value:?}")?;
+        } else {
+            e.extend_from_slice(b"null");
+        }
+        e.extend_from_slice(b"}}");
         self.end_event()
     }
 

@@ -11,6 +11,7 @@
 //! the C++ face reads through the bridge: both writers put the same args on
 //! the same events (tests/ctest compares them event by event).
 use super::chrome_trace::{Arg, ChromeTraceWriter, CompleteEvent, FlowEnd};
+use super::counter_tracks::{step_samples, CounterSpan};
 use super::sink::TraceSink;
 use crate::vocabulary::{self as vocab, name, MetadataKey as K};
 use crate::window::{
@@ -615,11 +616,41 @@ pub fn emit_windows<S: TraceSink>(
                 .map(|line| format!("window {index}: {line}")),
         );
     }
+    counter_tracks(writer, windows)?;
     let metadata = serde_json::to_string(&summary_lines).expect("strings serialise");
     Ok(Emitted {
         kernels: kernels_written,
         metadata: vec![("kineto_rocm", metadata)],
     })
+}
+
+/// The kernels' counters as counter tracks on their device's process
+/// (`counter_tracks::step_samples`), over every window at once (a kernel
+/// of one window may still run in the next), counters in the order first
+/// seen.
+fn counter_tracks<S: TraceSink>(writer: &mut S, windows: &[FinishedWindow]) -> io::Result<()> {
+    let mut tracks: Vec<((u32, &str), Vec<CounterSpan>)> = Vec::new();
+    let mut index: HashMap<(u32, &str), usize> = HashMap::new();
+    for kernel in windows.iter().flat_map(|w| &w.kernels) {
+        for (counter, value) in &kernel.counters {
+            let key = (kernel.device, counter.as_str());
+            let at = *index.entry(key).or_insert_with(|| {
+                tracks.push((key, Vec::new()));
+                tracks.len() - 1
+            });
+            tracks[at].1.push(CounterSpan {
+                start_ns: kernel.start_ns,
+                end_ns: kernel.end_ns,
+                value: *value,
+            });
+        }
+    }
+    for ((device, counter), spans) in tracks {
+        for (ts, value) in step_samples(&spans) {
+            writer.counter(u64::from(device), counter, ts, value)?;
+        }
+    }
+    Ok(())
 }
 
 /// Where a dependency arrow's carrier sits on its event: just inside its

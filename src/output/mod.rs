@@ -1,6 +1,7 @@
 //! Writers for finished windows. They are handed the windows: taking them
 //! from the session is the caller's business, so a writer only writes.
 pub mod chrome_trace;
+mod counter_tracks;
 pub mod kineto_json;
 pub mod pftrace;
 mod sink;

@@ -27,6 +27,9 @@ pub trait TraceSink {
     ) -> io::Result<()>;
     /// Names a process lane (`tid` None) or a thread lane.
     fn lane_name(&mut self, pid: u64, tid: Option<u64>, name: &str) -> io::Result<()>;
+    /// A sample of counter `name` on process `pid`'s track of it: the value
+    /// from `ts_ns` until the next sample.
+    fn counter(&mut self, pid: u64, name: &str, ts_ns: u64, value: f64) -> io::Result<()>;
 }
 
 impl<W: Write> TraceSink for ChromeTraceWriter<W> {
@@ -52,5 +55,9 @@ impl<W: Write> TraceSink for ChromeTraceWriter<W> {
 
     fn lane_name(&mut self, pid: u64, tid: Option<u64>, name: &str) -> io::Result<()> {
         ChromeTraceWriter::lane_name(self, pid, tid, name)
+    }
+
+    fn counter(&mut self, pid: u64, name: &str, ts_ns: u64, value: f64) -> io::Result<()> {
+        ChromeTraceWriter::counter(self, pid, name, ts_ns, value)
     }
 }

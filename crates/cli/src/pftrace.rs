@@ -2,7 +2,8 @@
 //! chrome-trace events it was made from: slices become complete events (a
 //! BEGIN and its END paired per track after ordering by time, as a trace
 //! processor pairs them), thread and process tracks become lanes with their
-//! names, flow ids become `ac2g` flow ends at their slice's start, and the
+//! names, flow ids become `ac2g` flow ends at their slice's start (`fwdbwd`
+//! graph dependency arrows where the writer marked the id), and the
 //! `metadata` instants the trace's top-level metadata.
 //!
 //! Why: `report` reads pftrace like JSON, and `convert` turns it back into
@@ -41,6 +42,8 @@ pub enum ChromeEvent {
     },
     Flow {
         start: bool,
+        /// A graph dependency arrow (`fwdbwd`), not a runtime call's `ac2g`.
+        dependency: bool,
         id: u64,
         pid: u64,
         tid: u64,
@@ -51,6 +54,13 @@ pub enum ChromeEvent {
         pid: u64,
         tid: Option<u64>,
         name: String,
+    },
+    /// A sample of a hardware counter's track on process `pid` ("ph": "C").
+    Counter {
+        pid: u64,
+        name: String,
+        ts_ns: u64,
+        value: f64,
     },
 }
 
@@ -64,8 +74,10 @@ pub struct Decoded {
 /// What a track stands for.
 #[derive(Clone, Debug)]
 enum Track {
-    Process,
+    Process(u64),
     Lane(u64, u64),
+    /// A counter track: its parent (a process track) and its counter.
+    Counter(u64, String),
     /// An extra sub-track of a lane, or any other named track.
     Child(u64),
     Named(String),
@@ -105,6 +117,7 @@ struct Read {
     args: Vec<(String, ArgValue)>,
     flows: Vec<u64>,
     terminating: Vec<u64>,
+    counter: Option<f64>,
 }
 
 fn arg_value(value: AnnotationValue) -> Result<ArgValue, String> {
@@ -167,6 +180,7 @@ fn resolve(event: TrackEvent, ts: u64, order: usize, strings: &Strings) -> Resul
         args,
         flows: event.flow_ids,
         terminating: event.terminating_flow_ids,
+        counter: event.double_counter_value,
     })
 }
 
@@ -207,7 +221,7 @@ pub fn decode(bytes: &[u8], progress: &AtomicU64) -> Result<Decoded, String> {
             match tracks.get(&at) {
                 Some(Track::Lane(pid, tid)) => return Ok(Some((*pid, *tid))),
                 Some(Track::Child(parent)) => at = *parent,
-                Some(Track::Named(_)) | Some(Track::Process) => return Ok(None),
+                Some(Track::Named(_) | Track::Process(_) | Track::Counter(..)) => return Ok(None),
                 None => {
                     return Err(format!(
                         "an event on track {uuid}, which no descriptor names"
@@ -274,6 +288,30 @@ pub fn decode(bytes: &[u8], progress: &AtomicU64) -> Result<Decoded, String> {
                     completed.push((event.order, first, flows));
                 }
             },
+            EventType::Counter => {
+                let Some(Track::Counter(parent, name)) = tracks.get(&event.track) else {
+                    return Err(format!(
+                        "a counter event on track {}, which is no counter track",
+                        event.track
+                    ));
+                };
+                let Some(Track::Process(pid)) = tracks.get(parent) else {
+                    return Err(format!("counter track {} not under a process", event.track));
+                };
+                let value = event
+                    .counter
+                    .ok_or_else(|| format!("a counter event of `{name}` without a value"))?;
+                completed.push((
+                    event.order,
+                    ChromeEvent::Counter {
+                        pid: *pid,
+                        name: name.clone(),
+                        ts_ns: event.ts,
+                        value,
+                    },
+                    Vec::new(),
+                ));
+            }
             other => {
                 return Err(format!(
                     "an event of type {other:?}, which this writer never writes"
@@ -295,10 +333,15 @@ pub fn decode(bytes: &[u8], progress: &AtomicU64) -> Result<Decoded, String> {
 /// Where the writer puts the trace's metadata (src/output/pftrace/encode.rs).
 const METADATA_TRACK: &str = "trace metadata";
 
+/// The bit the writer sets on a graph dependency arrow's flow id
+/// (src/output/pftrace/mod.rs `DEPENDENCY_FLOW_ID`).
+const DEPENDENCY_FLOW_ID: u64 = 1 << 63;
+
 fn flow_ends(event: &Read, pid: u64, tid: u64, ts_ns: u64) -> Vec<ChromeEvent> {
     let flow = |start: bool, id: &u64| ChromeEvent::Flow {
         start,
-        id: *id,
+        dependency: id & DEPENDENCY_FLOW_ID != 0,
+        id: id & !DEPENDENCY_FLOW_ID,
         pid,
         tid,
         ts_ns,
@@ -334,7 +377,16 @@ fn track_of(descriptor: TrackDescriptor) -> Result<(u64, Track, Option<ChromeEve
             tid: None,
             name,
         });
-        return Ok((uuid, Track::Process, lane));
+        return Ok((uuid, Track::Process(pid), lane));
+    }
+    if descriptor.counter.is_some() {
+        let parent = descriptor
+            .parent_uuid
+            .ok_or_else(|| format!("counter track {uuid} without a process"))?;
+        let name = descriptor
+            .name
+            .ok_or_else(|| format!("counter track {uuid} without a name"))?;
+        return Ok((uuid, Track::Counter(parent, name), None));
     }
     let track = match (descriptor.parent_uuid, descriptor.name) {
         (Some(parent), _) => Track::Child(parent),
@@ -379,6 +431,7 @@ pub fn write_json(decoded: &Decoded, out: &mut impl std::io::Write) -> std::io::
             }
             ChromeEvent::Flow {
                 start,
+                dependency,
                 id,
                 pid,
                 tid,
@@ -389,10 +442,26 @@ pub fn write_json(decoded: &Decoded, out: &mut impl std::io::Write) -> std::io::
                 } else {
                     ("f", ", \"bp\": \"e\"")
                 };
+                let cat = flow_category(*dependency);
                 write!(
                     out,
-                    "{{\"ph\": \"{ph}\", \"id\": {id}, \"pid\": {pid}, \"tid\": {tid}, \"ts\": {}, \"cat\": \"ac2g\", \"name\": \"ac2g\"{binding}}}",
+                    "{{\"ph\": \"{ph}\", \"id\": {id}, \"pid\": {pid}, \"tid\": {tid}, \"ts\": {}, \"cat\": \"{cat}\", \"name\": \"{cat}\"{binding}}}",
                     micros(*ts_ns)
+                )?;
+            }
+            ChromeEvent::Counter {
+                pid,
+                name,
+                ts_ns,
+                value,
+            } => {
+                write!(
+                    out,
+                    "{{\"ph\": \"C\", \"cat\": \"hardware_counters\", \"name\": {}, \"pid\": {pid}, \"tid\": 0, \"ts\": {}, \"args\": {{{}: {}}}}}",
+                    text(name),
+                    micros(*ts_ns),
+                    text(name),
+                    json_value(&ArgValue::Float(*value))
                 )?;
             }
             ChromeEvent::LaneName { pid, tid, name } => {
@@ -413,6 +482,15 @@ pub fn write_json(decoded: &Decoded, out: &mut impl std::io::Write) -> std::io::
         write!(out, ",\n  {}: {json}", text(key))?;
     }
     writeln!(out, "\n}}")
+}
+
+/// A flow end's category (and name), as the JSON writer gives it.
+pub fn flow_category(dependency: bool) -> &'static str {
+    if dependency {
+        "fwdbwd"
+    } else {
+        "ac2g"
+    }
 }
 
 fn micros(ns: u64) -> String {

@@ -121,6 +121,15 @@ pub struct FlowEnd {
     pub ts_ns: u64,
 }
 
+/// One sample of a hardware counter's track: the value from `ts_ns` on.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CounterSample {
+    pub pid: u64,
+    pub name: Arc<str>,
+    pub ts_ns: u64,
+    pub value: f64,
+}
+
 /// What a trace says about itself.
 #[derive(Debug, Default)]
 pub struct Trace {
@@ -130,6 +139,8 @@ pub struct Trace {
     pub timeline: Vec<TimelineEvent>,
     /// Graph dependency arrow ends (fwdbwd flows).
     pub dependency_flows: Vec<FlowEnd>,
+    /// Hardware counter track samples ("ph": "C", `hardware_counters`).
+    pub counter_samples: Vec<CounterSample>,
     /// `thread_name` metadata: (pid, tid) -> name.
     pub lane_names: HashMap<(u64, u64), String>,
     /// The tool's summary lines (`kineto_rocm` metadata).
@@ -507,6 +518,25 @@ impl<'p> Builder<'p> {
             }
             return;
         }
+        if ph == "C" {
+            if cat == "hardware_counters" {
+                let value = raw
+                    .args
+                    .as_ref()
+                    .and_then(|a| a.counters.iter().find(|(key, _)| key == name))
+                    .map(|(_, v)| *v);
+                if let Some(value) = value {
+                    let name = self.intern(name);
+                    self.trace.counter_samples.push(CounterSample {
+                        pid,
+                        name,
+                        ts_ns,
+                        value,
+                    });
+                }
+            }
+            return;
+        }
         if (cat == "ac2g" || cat == "fwdbwd") && (ph == "s" || ph == "f") {
             if let Some(id) = raw.id {
                 let end = FlowEnd {
@@ -667,14 +697,15 @@ fn from_decoded(decoded: &Decoded, read: &AtomicU64) -> Trace {
             }),
             ChromeEvent::Flow {
                 start,
+                dependency,
                 id,
                 pid,
                 tid,
                 ts_ns,
             } => builder.push(Event {
                 ph: if *start { "s" } else { "f" },
-                cat: "ac2g",
-                name: "ac2g",
+                cat: pftrace::flow_category(*dependency),
+                name: pftrace::flow_category(*dependency),
                 pid: *pid,
                 tid: *tid,
                 ts_ns: *ts_ns,
@@ -682,6 +713,25 @@ fn from_decoded(decoded: &Decoded, read: &AtomicU64) -> Trace {
                 id: Some(*id),
                 args: None,
             }),
+            ChromeEvent::Counter {
+                pid,
+                name,
+                ts_ns,
+                value,
+            } => {
+                let args = [(name.clone(), ArgValue::Float(*value))];
+                builder.push(Event {
+                    ph: "C",
+                    cat: "hardware_counters",
+                    name,
+                    pid: *pid,
+                    tid: 0,
+                    ts_ns: *ts_ns,
+                    dur_ns: 0,
+                    id: None,
+                    args: Some(args_of(&args)),
+                })
+            }
             ChromeEvent::LaneName { pid, tid, name } => builder.push(Event {
                 ph: "M",
                 cat: "",

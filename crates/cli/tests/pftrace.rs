@@ -14,10 +14,14 @@ fn scratch(name: &str) -> PathBuf {
     dir.join(name)
 }
 
-fn kineto_rocm(args: &[&std::ffi::OsStr]) -> String {
+fn kineto_rocm(args: &[&std::ffi::OsStr], arrows: bool) -> String {
     let output = Command::new(env!("CARGO_BIN_EXE_kineto-rocm"))
         .args(args)
         .env_remove("KINETO_ROCM_DISABLE_GRAPH_ATTRIBUTION")
+        .env(
+            "KINETO_ROCM_GRAPH_DEPENDENCY_ARROWS",
+            if arrows { "1" } else { "0" },
+        )
         .output()
         .expect("run kineto-rocm");
     assert!(
@@ -49,11 +53,26 @@ fn events(trace: &Value) -> Vec<String> {
 /// Runs `workload` once writing JSON and pftrace (at `gzip_level`), and
 /// returns (the JSON trace, the pftrace converted back, pftrace bytes).
 fn both(workload: &str, gzip_level: &str) -> (Value, Value, Vec<u8>) {
-    let json = scratch(&format!("{workload}.{gzip_level}.json"));
-    let pftrace = scratch(&format!("{workload}.{gzip_level}.pftrace"));
-    let back = scratch(&format!("{workload}.{gzip_level}.back.json"));
+    both_with(workload, gzip_level, false, &[])
+}
+
+/// `both`, with graph dependency arrows asked for or not, and more `run`
+/// arguments (files named apart from `both`'s).
+fn both_with(
+    workload: &str,
+    gzip_level: &str,
+    arrows: bool,
+    more: &[&std::ffi::OsStr],
+) -> (Value, Value, Vec<u8>) {
+    let stem = match (arrows, more.is_empty()) {
+        (false, true) => format!("{workload}.{gzip_level}"),
+        _ => format!("{workload}.{gzip_level}.with"),
+    };
+    let json = scratch(&format!("{stem}.json"));
+    let pftrace = scratch(&format!("{stem}.pftrace"));
+    let back = scratch(&format!("{stem}.back.json"));
     let file = shipped::path(&format!("{workload}.json"));
-    kineto_rocm(&[
+    let mut args: Vec<&std::ffi::OsStr> = vec![
         "run".as_ref(),
         "--workload".as_ref(),
         file.as_os_str(),
@@ -63,8 +82,13 @@ fn both(workload: &str, gzip_level: &str) -> (Value, Value, Vec<u8>) {
         pftrace.as_os_str(),
         "--gzip-level".as_ref(),
         gzip_level.as_ref(),
-    ]);
-    kineto_rocm(&["convert".as_ref(), pftrace.as_os_str(), back.as_os_str()]);
+    ];
+    args.extend_from_slice(more);
+    kineto_rocm(&args, arrows);
+    kineto_rocm(
+        &["convert".as_ref(), pftrace.as_os_str(), back.as_os_str()],
+        false,
+    );
     let bytes = std::fs::read(&pftrace).unwrap();
     (read(&json), read(&back), bytes)
 }
@@ -129,6 +153,52 @@ fn copies_memsets_and_several_devices_come_back_at_every_gzip_level() {
             bytes.starts_with(&[0x1f, 0x8b]),
             level != "0",
             "{workload} at {level}"
+        );
+    }
+}
+
+/// The timeline (memsets, syncs, events, host functions, roctx, overhead)
+/// with graph dependency arrows: the arrows' flow ids are marked apart from
+/// `ac2g` ones in the protobuf and come back as `fwdbwd` flows.
+#[test]
+fn the_timeline_and_graph_dependency_arrows_come_back_event_for_event() {
+    let (json, back, _) = both_with("timeline", "1", true, &[]);
+    assert_same("timeline", &json, &back);
+    let count = |cat: &str| {
+        events(&json)
+            .iter()
+            .filter(|e| e.contains(&format!("\"cat\":\"{cat}\"")))
+            .count()
+    };
+    assert!(count("fwdbwd") > 0, "no dependency arrow in the JSON");
+    assert!(count("ac2g") > 0, "no ac2g arrow in the JSON");
+    for cat in ["gpu_memset", "cuda_sync", "cuda_event", "overhead"] {
+        assert!(count(cat) > 0, "no {cat} event");
+    }
+}
+
+/// Hardware counters asked for by a job file: on every kernel event's args
+/// and as counter tracks, which come back as the same "ph": "C" samples.
+#[test]
+fn counter_tracks_come_back_event_for_event() {
+    let jobs = shipped::dir().join("../jobs/one-group.yaml");
+    let (json, back, _) = both_with(
+        "graph-32x200",
+        "1",
+        false,
+        &["--jobs".as_ref(), jobs.as_os_str()],
+    );
+    assert_same("graph-32x200", &json, &back);
+    let samples: Vec<String> = events(&json)
+        .into_iter()
+        .filter(|e| e.contains("\"ph\":\"C\""))
+        .collect();
+    for counter in ["SQ_WAVES", "GRBM_COUNT", "GPU_UTIL"] {
+        assert!(
+            samples
+                .iter()
+                .any(|s| s.contains(&format!("\"name\":\"{counter}\""))),
+            "no {counter} track"
         );
     }
 }

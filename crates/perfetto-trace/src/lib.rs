@@ -51,7 +51,14 @@ pub struct TrackDescriptor {
     pub thread: Option<ThreadDescriptor>,
     #[prost(uint64, optional, tag = "5")]
     pub parent_uuid: Option<u64>,
+    /// Present on a counter track (its events carry values).
+    #[prost(message, optional, tag = "8")]
+    pub counter: Option<CounterDescriptor>,
 }
+
+/// Marks a track as a counter track; its unit fields are not used here.
+#[derive(Clone, PartialEq, Message)]
+pub struct CounterDescriptor {}
 
 #[derive(Clone, PartialEq, Message)]
 pub struct ProcessDescriptor {
@@ -102,6 +109,9 @@ pub struct TrackEvent {
     pub flow_ids: Vec<u64>,
     #[prost(fixed64, repeated, packed = "false", tag = "48")]
     pub terminating_flow_ids: Vec<u64>,
+    /// A counter event's value.
+    #[prost(double, optional, tag = "44")]
+    pub double_counter_value: Option<f64>,
 }
 
 #[derive(Clone, PartialEq, Message)]

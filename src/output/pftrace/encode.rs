@@ -3,16 +3,18 @@
 //! process track; a slice a BEGIN and an END packet with its category, name
 //! and args (debug annotations, typed as the JSON writer types them); an
 //! `ac2g` flow end a flow id on the slice it binds to; the trace metadata
-//! instant events named by their key, carrying the JSON value.
+//! instant events named by their key, carrying the JSON value; a counter
+//! sample a counter event on its (process, counter) counter track.
 //!
 //! Nothing here knows a category: whatever the events carry is written.
 use super::layout::{LaneKey, Layout};
 use crate::output::chrome_trace::{Arg, CompleteEvent, FlowEnd};
 use crate::output::sink::TraceSink;
 use perfetto_trace::{
-    encode_packet, AnnotationValue, Data, DebugAnnotation, EventType, InternedData, InternedString,
-    NestedType, NestedValue, ProcessDescriptor, ThreadDescriptor, TracePacket, TrackDescriptor,
-    TrackEvent, SEQ_INCREMENTAL_STATE_CLEARED, SEQ_NEEDS_INCREMENTAL_STATE,
+    encode_packet, AnnotationValue, CounterDescriptor, Data, DebugAnnotation, EventType,
+    InternedData, InternedString, NestedType, NestedValue, ProcessDescriptor, ThreadDescriptor,
+    TracePacket, TrackDescriptor, TrackEvent, SEQ_INCREMENTAL_STATE_CLEARED,
+    SEQ_NEEDS_INCREMENTAL_STATE,
 };
 use std::collections::HashMap;
 use std::io::{self, Write};
@@ -51,6 +53,8 @@ pub struct Encoder<W: Write> {
     /// Per lane index: the uuid of each of its sub-tracks.
     tracks: Vec<Vec<u64>>,
     lane_tracks: HashMap<LaneKey, u32>,
+    /// Per counter track (the layout's order): its uuid.
+    counter_tracks: Vec<u64>,
     metadata_track: u64,
     categories: Interned,
     names: Interned,
@@ -70,6 +74,7 @@ impl<W: Write> Encoder<W> {
         let mut process_tracks: HashMap<u64, u64> = HashMap::new();
         let mut pids: Vec<u64> = layout.lanes.iter().map(|l| l.key.0).collect();
         pids.extend(layout.process_names.keys());
+        pids.extend(layout.counters.iter().map(|(pid, _)| *pid));
         pids.sort_unstable();
         pids.dedup();
         for pid in pids {
@@ -116,6 +121,19 @@ impl<W: Write> Encoder<W> {
             tracks.push(uuids);
             lane_tracks.insert(lane.key, index as u32);
         }
+        // A counter track under its process, named after its counter.
+        let mut counter_tracks = Vec::with_capacity(layout.counters.len());
+        for (pid, counter) in &layout.counters {
+            let track = uuid();
+            descriptors.push(TrackDescriptor {
+                uuid: Some(track),
+                parent_uuid: Some(process_tracks[pid]),
+                name: Some(counter.clone()),
+                counter: Some(CounterDescriptor {}),
+                ..Default::default()
+            });
+            counter_tracks.push(track);
+        }
         let metadata_track = uuid();
         descriptors.push(TrackDescriptor {
             uuid: Some(metadata_track),
@@ -128,6 +146,7 @@ impl<W: Write> Encoder<W> {
             layout,
             tracks,
             lane_tracks,
+            counter_tracks,
             metadata_track,
             categories: Interned::default(),
             names: Interned::default(),
@@ -301,7 +320,7 @@ impl<W: Write> TraceSink for Encoder<W> {
         Ok(())
     }
 
-    /// Left out by the layout pass.
+    /// Bound by the layout to its slice, already written with it.
     fn flow_of(&mut self, _: &str, _: FlowEnd, _: u64, _: u64, _: u64, _: u64) -> io::Result<()> {
         Ok(())
     }
@@ -309,5 +328,16 @@ impl<W: Write> TraceSink for Encoder<W> {
     /// Written with the track descriptors.
     fn lane_name(&mut self, _: u64, _: Option<u64>, _: &str) -> io::Result<()> {
         Ok(())
+    }
+
+    fn counter(&mut self, pid: u64, name: &str, ts_ns: u64, value: f64) -> io::Result<()> {
+        let index = self.layout.counter_index[&(pid, name.to_string())];
+        let event = TrackEvent {
+            r#type: Some(EventType::Counter as i32),
+            track_uuid: Some(self.counter_tracks[index as usize]),
+            double_counter_value: Some(value),
+            ..Default::default()
+        };
+        self.event(ts_ns, event, InternedData::default())
     }
 }

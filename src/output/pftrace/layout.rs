@@ -10,7 +10,9 @@
 //! been seen, so the layout is decided first and the events are then
 //! written in one go, in the order the JSON writer writes them.
 use crate::output::chrome_trace::{CompleteEvent, FlowEnd};
+use crate::output::pftrace::DEPENDENCY_FLOW_ID;
 use crate::output::sink::TraceSink;
+use crate::vocabulary as vocab;
 use std::collections::{BTreeMap, HashMap};
 use std::io;
 
@@ -47,6 +49,10 @@ pub struct LayoutPass {
     flows: Vec<Flow>,
     process_names: BTreeMap<u64, String>,
     lane_names: HashMap<LaneKey, String>,
+    /// Counter tracks (pid, counter), in order of first sample.
+    counters: Vec<(u64, String)>,
+    counter_index: HashMap<(u64, String), u32>,
+    first_counter_ts: Option<u64>,
 }
 
 impl LayoutPass {
@@ -87,11 +93,27 @@ impl TraceSink for LayoutPass {
         Ok(())
     }
 
-    /// Graph dependency arrows are not written to pftrace yet: Perfetto's
-    /// flow ids carry no category, so a reader could not tell them from
-    /// `ac2g` arrows.
-    fn flow_of(&mut self, _: &str, _: FlowEnd, _: u64, _: u64, _: u64, _: u64) -> io::Result<()> {
-        Ok(())
+    /// Perfetto's flow ids carry no category: a graph dependency arrow's id
+    /// is marked with `DEPENDENCY_FLOW_ID` so a reader tells it from `ac2g`.
+    fn flow_of(
+        &mut self,
+        category: &str,
+        end: FlowEnd,
+        id: u64,
+        pid: u64,
+        tid: u64,
+        ts_ns: u64,
+    ) -> io::Result<()> {
+        if category == vocab::DEPENDENCY_FLOW {
+            if id & DEPENDENCY_FLOW_ID != 0 {
+                return Err(io::Error::other(format!(
+                    "graph dependency arrow id {id} reaches bit 63"
+                )));
+            }
+            self.flow(end, id | DEPENDENCY_FLOW_ID, pid, tid, ts_ns)
+        } else {
+            self.flow(end, id, pid, tid, ts_ns)
+        }
     }
 
     fn lane_name(&mut self, pid: u64, tid: Option<u64>, name: &str) -> io::Result<()> {
@@ -104,6 +126,17 @@ impl TraceSink for LayoutPass {
                 self.lane_names.insert((pid, tid), name.to_string());
             }
         }
+        Ok(())
+    }
+
+    fn counter(&mut self, pid: u64, name: &str, ts_ns: u64, _: f64) -> io::Result<()> {
+        let key = (pid, name.to_string());
+        if !self.counter_index.contains_key(&key) {
+            self.counter_index
+                .insert(key.clone(), self.counters.len() as u32);
+            self.counters.push(key);
+        }
+        self.first_counter_ts = Some(self.first_counter_ts.map_or(ts_ns, |t| t.min(ts_ns)));
         Ok(())
     }
 }
@@ -128,6 +161,9 @@ pub struct Layout {
     pub unbound_flows: Vec<Flow>,
     /// The earliest timestamp of the trace (metadata is placed there).
     pub first_ts_ns: u64,
+    /// Counter tracks (pid, counter), and each one's index.
+    pub counters: Vec<(u64, String)>,
+    pub counter_index: HashMap<(u64, String), u32>,
 }
 
 impl LayoutPass {
@@ -182,6 +218,7 @@ impl LayoutPass {
             .iter()
             .map(|s| s.start)
             .chain(unbound_flows.iter().map(|f| f.ts_ns))
+            .chain(self.first_counter_ts)
             .min()
             .unwrap_or(0);
         Layout {
@@ -191,6 +228,8 @@ impl LayoutPass {
             bound_flows,
             unbound_flows,
             first_ts_ns,
+            counters: self.counters,
+            counter_index: self.counter_index,
         }
     }
 }

@@ -13,6 +13,11 @@ use crate::window::FinishedWindow;
 use flate2::write::GzEncoder;
 use std::io::{self, Write};
 
+/// The bit that marks a flow id as a graph dependency arrow (category
+/// `fwdbwd`) rather than a runtime call's `ac2g` arrow: Perfetto's flow ids
+/// carry no category. The CLI's reader (crates/cli/src/pftrace.rs) knows it.
+pub const DEPENDENCY_FLOW_ID: u64 = 1 << 63;
+
 /// How hard to gzip the protobuf: 0 writes it uncompressed, 1 (the
 /// default, fast) to 9 (smallest).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -12,6 +12,7 @@
 //! against exec instances across all of them.
 //!
 //! One pass per trace over hash maps: fit for traces of millions of events.
+mod counter_tracks;
 mod keys;
 mod links;
 mod repeats;
@@ -125,6 +126,12 @@ pub struct Validation {
     pub wrong_counter_values: usize,
     /// Values the truth says a shown dispatch counted that its event lacks.
     pub missing_counter_values: usize,
+    /// Counter track samples ("ph": "C") shown.
+    pub counter_samples: usize,
+    /// Samples no kernel event of the trace explains (validate/counter_tracks.rs).
+    pub wrong_counter_samples: usize,
+    /// Samples the trace's kernel events call for that the track lacks.
+    pub missing_counter_samples: usize,
     // The timeline beyond kernels and copies (validate/timeline.rs).
     /// Memsets checked (bytes and value against the truth's fill).
     pub memset_checks: usize,
@@ -196,6 +203,7 @@ impl Validation {
             + self.wrong_flows
             + self.wrong_runtime_events
             + self.wrong_counter_values
+            + self.wrong_counter_samples
             + self.wrong_memsets
             + self.wrong_copy_devices
             + self.wrong_names
@@ -215,6 +223,7 @@ impl Validation {
             && self.aliased_keys == 0
             && self.missing_events == 0
             && self.missing_counter_values == 0
+            && self.missing_counter_samples == 0
             && self.extra_events == 0
             && self.missing_syncs == 0
             && self.missing_event_records == 0
@@ -442,6 +451,7 @@ impl<'t> Validator<'t> {
         timeline::check(&mut self.report, trace, &truth, &matched, move |at| {
             &runs[at.run as usize].ops[at.op as usize]
         });
+        counter_tracks::check(&mut self.report, trace);
     }
 
     /// The truth op an event shows, counting it as matched or extra.
@@ -727,6 +737,9 @@ pub fn print(v: &Validation) {
         n("counter values", v.counter_values);
         n("wrong counter values", v.wrong_counter_values);
         n("missing counter values", v.missing_counter_values);
+        n("counter track samples", v.counter_samples);
+        n("wrong counter track samples", v.wrong_counter_samples);
+        n("missing counter track samples", v.missing_counter_samples);
     }
     line(
         "memsets / blit copies",

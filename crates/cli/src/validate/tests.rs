@@ -1,5 +1,6 @@
 //! The validator on hand-built truth and traces: a faithful trace is clean,
 //! and each kind of wrong claim, missing or extra event is caught.
+use super::counter_tracks;
 use super::keys;
 use super::*;
 use crate::trace::{FlowEnd, GpuCategory, GpuEvent, RuntimeEvent, Trace};
@@ -212,6 +213,7 @@ fn faithful_trace(runs: &[RunTruth], markers: &MarkerIds) -> Trace {
         });
     }
     trace.summary = vec!["window 0: completeness=complete".into()];
+    trace.counter_samples = counter_tracks::samples_called_for(&trace);
     trace
 }
 
@@ -787,5 +789,31 @@ fn a_wrong_or_unproven_counter_value_fails_and_a_missing_one_is_counted() {
         "a changed value, a value the truth lacks"
     );
     assert_eq!(v.missing_counter_values, 1);
+    assert!(!v.is_clean);
+}
+
+#[test]
+fn a_counter_track_sample_no_kernel_explains_is_wrong_and_a_lacking_one_missing() {
+    let runs = counted_session();
+    let faithful = faithful_trace(&runs, &markers());
+    assert!(!faithful.counter_samples.is_empty());
+    let v = check(&runs, SDK_13, &faithful);
+    assert!(v.is_clean, "{v:#?}");
+    assert_eq!(v.counter_samples, faithful.counter_samples.len());
+
+    let mut changed = faithful_trace(&runs, &markers());
+    changed.counter_samples[0].value += 1.0;
+    let v = check(&runs, SDK_13, &changed);
+    assert_eq!(
+        (v.wrong_counter_samples, v.missing_counter_samples),
+        (1, 1),
+        "the changed sample is unexplained, and the true one lacking"
+    );
+    assert!(!v.is_clean);
+
+    let mut dropped = faithful_trace(&runs, &markers());
+    dropped.counter_samples.pop();
+    let v = check(&runs, SDK_13, &dropped);
+    assert_eq!((v.wrong_counter_samples, v.missing_counter_samples), (0, 1));
     assert!(!v.is_clean);
 }

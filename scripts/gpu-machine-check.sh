@@ -21,6 +21,9 @@
 #              event-record nodes as cuda_events per replay, waits on them
 #   unaligned-fills-exclusive  tests/workloads/unaligned-fills.json: each
 #              fill part of an unaligned memset a gpu_memset of its bytes
+#   metrics-exclusive  counters asked for through PyTorch's experimental
+#              config (profiler_metrics): each kernel a cuda_profiler_range
+#              with its dispatch's true SQ_WAVES and GRBM_COUNT
 # Each also runs `kineto-rocm report` on the trace PyTorch exported and
 # checks its per-node counts and means against the truth (--report-bin).
 # Then the README's concurrency table (scripts/concurrency-table.sh) on that
@@ -72,6 +75,7 @@ run torch-check-timeline-exclusive --mode exclusive --timeline
 run torch-check-timeline-default --mode default --timeline
 run torch-check-graph-events-exclusive --mode exclusive --timeline --workload tests/workloads/graph-events.json
 run torch-check-unaligned-fills-exclusive --mode exclusive --timeline --workload tests/workloads/unaligned-fills.json
+run torch-check-metrics-exclusive --mode exclusive --metrics SQ_WAVES,GRBM_COUNT
 for seed in 1 2; do
   {
     echo "commit: $commit"

@@ -126,6 +126,11 @@ def parse_args():
     ap.add_argument("--expect-counters", default="",
                     help="with --check-trace: comma-separated counters every kernel must "
                          "carry (KINETO_ROCM_PMC of the traced process)")
+    ap.add_argument("--metrics", default="",
+                    help="comma-separated counters asked for through PyTorch's experimental "
+                         "config (profiler_metrics, profiler_measure_per_kernel): every "
+                         "graph-replay kernel must come as a cuda_profiler_range carrying "
+                         "its dispatch's true values")
     ap.add_argument("--report-bin", help="the kineto-rocm CLI: also check `report` on the trace")
     return ap.parse_args()
 
@@ -699,8 +704,15 @@ def main():
 
     activities = [ProfilerActivity.CPU]
     activities.append(ProfilerActivity.CUDA)  # makes kineto ask children for GPU work
+    metrics = [m for m in args.metrics.split(",") if m]
     try:
-        if args.timeline:
+        if metrics:
+            # What torch.profiler hands kineto: CUPTI_PROFILER_METRICS and
+            # the types {CUDA_PROFILER_RANGE} + CPU.
+            exp = torch._C._profiler._ExperimentalConfig(profiler_metrics=metrics,
+                                                         profiler_measure_per_kernel=True,
+                                                         profile_all_threads=True)
+        elif args.timeline:
             # cuda_sync spans reach kineto's children only when PyTorch asks
             # for CUDA_SYNC.
             exp = torch._C._profiler._ExperimentalConfig(profile_all_threads=True,
@@ -749,6 +761,20 @@ def main():
 
     def xs(cat):
         return [e for e in events if e.get("ph") == "X" and e.get("cat") == cat]
+
+    if metrics:
+        ranges = [e for e in xs("cuda_profiler_range") if ours(e)]
+        graphed = [e for e in ranges if e["name"] in expect]
+        checks.check(len(graphed) == total_graph_kernels,
+                     "every graph-replay kernel is a cuda_profiler_range",
+                     f"{len(graphed)} of {total_graph_kernels} ({len(ranges)} ranges in all)")
+        check_counters(ranges, truth, metrics, checks)
+        check_graph_keys([e for e in ranges if "graph node id" in e.get("args", {})],
+                         truth, checks)
+        failed = [r for r in checks.results if not r[0]]
+        print(f"  checks: {len(checks.results) - len(failed)} passed, {len(failed)} failed")
+        print("RESULT: " + ("PASS" if not failed else "FAIL"))
+        return 0 if not failed else 1
 
     if args.timeline:
         check_links(events, truth, checks)

@@ -343,6 +343,11 @@ mod ffi {
         /// Asks the SDK to configure the tool now, without starting a window
         /// (kineto's RocprofLogger::ensureRegistered).
         fn register_tool() -> Result<()>;
+        /// Counts these hardware counters (comma-separated names) on every
+        /// dispatch from now on; kernel events carry their values.
+        fn request_counters(names: &str) -> Result<()>;
+        /// Stops counting; values already counted stay.
+        fn release_counters() -> Result<()>;
 
         /// The args key as every writer spells it.
         fn metadata_key_name(key: MetadataKey) -> &'static str;
@@ -455,6 +460,17 @@ fn clear_activities() -> Result<(), ToolError> {
 
 fn register_tool() -> Result<(), ToolError> {
     guarded("register_tool", session::register_tool)
+}
+
+fn request_counters(names: &str) -> Result<(), ToolError> {
+    guarded("request_counters", || session::request_counters(names))
+}
+
+fn release_counters() -> Result<(), ToolError> {
+    guarded("release_counters", || {
+        session::release_counters();
+        Ok(())
+    })
 }
 
 fn metadata_key_name(key: ffi::MetadataKey) -> &'static str {

@@ -6,7 +6,7 @@
 //! The SDK may not have configured the tool yet when a call comes: a start
 //! then waits for the SDK's `initialize`, and a stop withdraws it.
 use crate::error::ToolError;
-use crate::tool::sdk::{configure, tool};
+use crate::tool::sdk::{configure, counting, tool};
 use crate::tool::session::collector::Collector;
 use crate::window::FinishedWindow;
 use activity_store::ExternalDomain;
@@ -96,4 +96,16 @@ pub fn clear_activities() {
 /// (kineto's RocprofLogger::ensureRegistered).
 pub fn register_tool() -> Result<(), ToolError> {
     configure::ensure_configured().map(|_| ())
+}
+
+/// Counts these hardware counters on every dispatch from now on (a
+/// trace's own group, from PyTorch's metrics config); each kernel event
+/// then carries their values.
+pub fn request_counters(names: &str) -> Result<(), ToolError> {
+    counting::request(counting::group_names(names.split([',', ' '])))
+}
+
+/// Stops counting the group asked for; values already counted stay.
+pub fn release_counters() {
+    counting::release();
 }

@@ -79,7 +79,8 @@ bool anyCollected(const std::set<ActivityType>& types) {
       types.count(ActivityType::GPU_MEMCPY) ||
       types.count(ActivityType::GPU_MEMSET) ||
       types.count(ActivityType::CUDA_RUNTIME) ||
-      types.count(ActivityType::CUDA_SYNC);
+      types.count(ActivityType::CUDA_SYNC) ||
+      types.count(ActivityType::CUDA_PROFILER_RANGE);
 }
 
 const libkineto::TraceSpan& traceSpan() {
@@ -275,6 +276,12 @@ std::vector<Row> buildRows(
     }
   };
   const int64_t offset = w.system_clock_offset_ns + opt.extraOffsetNs;
+  auto laneOf = [&](const KernelActivity& k) {
+    int32_t device = toI32(k.device);
+    return !k.has_stream ? lanes.queue(device, k.queue)
+        : k.has_branch   ? lanes.branch(device, k.stream, k.queue)
+                         : lanes.stream(device, k.stream);
+  };
 
   for (const auto& lane : w.devices) {
     lanes.addDevice(lane.device, std::string(lane.name));
@@ -358,9 +365,7 @@ std::vector<Row> buildRows(
     act->endTime = end;
     act->id = k.has_correlation ? toI32(k.correlation) : 0;
     act->device = toI32(k.device);
-    act->resource = !k.has_stream ? lanes.queue(act->device, k.queue)
-        : k.has_branch            ? lanes.branch(act->device, k.stream, k.queue)
-                                  : lanes.stream(act->device, k.stream);
+    act->resource = laneOf(k);
     act->threadId = act->resource;
     placedKernels[ki] = Placed{act->device, act->resource, k.start_ns, k.end_ns};
     if (k.has_correlation && runtimeCorr.count(k.correlation)) {
@@ -434,6 +439,52 @@ std::vector<Row> buildRows(
     row.user = k.user_external_id;
     row.act = std::move(act);
     rows.push_back(std::move(row));
+  }
+
+  // Hardware counters the way CUPTI's range profiler hands them to kineto:
+  // one cuda_profiler_range per counted kernel, its counters as args
+  // (PyTorch asks for these types when its experimental config names
+  // profiler_metrics).
+  if (opt.mask.count(ActivityType::CUDA_PROFILER_RANGE) > 0) {
+    for (const auto& k : w.kernels) {
+      if (k.counter_names.empty()) {
+        continue;
+      }
+      int64_t start = toKinetoNs(k.start_ns, offset);
+      int64_t end = toKinetoNs(k.end_ns, offset);
+      if (outside(opt, start, end)) {
+        continue;
+      }
+      auto act = std::make_unique<GenericTraceActivity>(
+          traceSpan(), ActivityType::CUDA_PROFILER_RANGE, kernelName(k.name_index));
+      act->startTime = start;
+      act->endTime = end;
+      act->id = k.has_correlation ? toI32(k.correlation) : 0;
+      act->device = toI32(k.device);
+      act->resource = laneOf(k);
+      act->threadId = act->resource;
+      putInt(*act, K::Device, k.device);
+      if (k.has_correlation) {
+        putUint(*act, K::Correlation, k.correlation);
+      }
+      putUint(*act, K::DispatchId, k.dispatch_id);
+      if (k.has_graph) {
+        compat::addGraphFields(*act, k.graph_id, k.graph_node_id);
+      }
+      for (size_t i = 0; i < k.counter_names.size() && i < k.counter_values.size(); ++i) {
+        act->addMetadata(std::string(k.counter_names[i]), vocab::floatText(k.counter_values[i]));
+      }
+      Row row;
+      row.kind = Kind::Kernel;
+      row.hasCorrelation = k.has_correlation;
+      row.correlation = k.correlation;
+      row.hasExternal = k.has_correlation && k.has_external_id;
+      row.external = k.external_id;
+      row.hasUser = k.has_correlation && k.has_user_external_id;
+      row.user = k.user_external_id;
+      row.act = std::move(act);
+      rows.push_back(std::move(row));
+    }
   }
 
   if (wantCopies) {

@@ -86,6 +86,25 @@ std::string RocmActivityApi::unavailableReason() const {
   return why;
 }
 
+std::string RocmActivityApi::requestCounters(const std::string& names) {
+  std::string error;
+  bool ok = guard("requestCounters", [&] {
+    try {
+      request_counters(names);
+    } catch (const rust::Error& e) {
+      error = e.what();
+    }
+  });
+  if (!ok && error.empty()) {
+    error = "requestCounters failed (see the log)";
+  }
+  return error;
+}
+
+void RocmActivityApi::releaseCounters() {
+  guard("releaseCounters", [&] { release_counters(); });
+}
+
 bool RocmActivityApi::enableActivities(const std::set<ActivityType>& selected) {
   bool started = false;
   guard("enableActivities", [&] {

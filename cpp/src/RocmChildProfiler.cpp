@@ -90,11 +90,40 @@ std::string summaryJson(const std::vector<std::string>& lines) {
 
 } // namespace
 
-RocmChildSession::RocmChildSession(std::set<ActivityType> types)
-    : types_(std::move(types)) {}
+RocmChildSession::RocmChildSession(std::set<ActivityType> types, std::string counters)
+    : types_(std::move(types)), counters_(std::move(counters)) {}
+
+std::string countersAskedFor(const std::string& configText) {
+  std::string out;
+  size_t at = 0;
+  while (at <= configText.size()) {
+    size_t end = configText.find('\n', at);
+    if (end == std::string::npos) {
+      end = configText.size();
+    }
+    std::string line = configText.substr(at, end - at);
+    at = end + 1;
+    size_t eq = line.find('=');
+    if (eq == std::string::npos) {
+      continue;
+    }
+    auto trim = [](std::string s) {
+      size_t b = s.find_first_not_of(" \t\r");
+      size_t e = s.find_last_not_of(" \t\r");
+      return b == std::string::npos ? std::string() : s.substr(b, e - b + 1);
+    };
+    if (trim(line.substr(0, eq)) == "CUPTI_PROFILER_METRICS") {
+      out = trim(line.substr(eq + 1));
+    }
+  }
+  return out;
+}
 
 RocmChildSession::~RocmChildSession() {
   guard("~RocmChildSession", [&] {
+    if (counting_) {
+      RocmActivityApi::singleton().releaseCounters();
+    }
     if (collecting_ && !stopped_) {
       RocmActivityApi::singleton().disableActivities(types_);
     }
@@ -105,6 +134,15 @@ void RocmChildSession::start() {
   guard("start", [&] {
     auto& api = RocmActivityApi::singleton();
     api.clearActivities();
+    if (!counters_.empty() && types_.count(ActivityType::CUDA_PROFILER_RANGE) > 0) {
+      std::string error = api.requestCounters(counters_);
+      if (error.empty()) {
+        counting_ = true;
+      } else {
+        errors_.push_back("kineto-rocm: counters " + counters_ + ": " + error);
+        logLine(errors_.back());
+      }
+    }
     collecting_ = api.enableActivities(types_);
     if (!collecting_) {
       // Asked after the attempt: an SDK that initialised without us is only
@@ -126,6 +164,10 @@ void RocmChildSession::start() {
 void RocmChildSession::stop() {
   guard("stop", [&] {
     auto& api = RocmActivityApi::singleton();
+    if (counting_) {
+      api.releaseCounters();
+      counting_ = false;
+    }
     if (collecting_ && !stopped_) {
       api.disableActivities(types_);
       // kineto asks for getMetadata() before processTrace(): take the
@@ -140,7 +182,7 @@ void RocmChildSession::stop() {
 }
 
 std::vector<std::string> RocmChildSession::errors() {
-  return {};
+  return errors_;
 }
 
 void RocmChildSession::processTrace(libkineto::ActivityLogger& logger) {
@@ -249,7 +291,8 @@ RocmChildProfiler::RocmChildProfiler()
           ActivityType::USER_ANNOTATION,
           ActivityType::CUDA_SYNC,
           ActivityType::CUDA_EVENT,
-          ActivityType::OVERHEAD} {}
+          ActivityType::OVERHEAD,
+          ActivityType::CUDA_PROFILER_RANGE} {}
 
 const std::string& RocmChildProfiler::name() const {
   return name_;
@@ -261,7 +304,7 @@ const std::set<ActivityType>& RocmChildProfiler::availableActivities() const {
 
 std::unique_ptr<libkineto::IActivityProfilerSession> RocmChildProfiler::configure(
     const std::set<ActivityType>& activityTypes,
-    const libkineto::Config& /*config*/) {
+    const libkineto::Config& config) {
   std::unique_ptr<libkineto::IActivityProfilerSession> out;
   guard("configure", [&] {
     if (!convert::anyCollected(activityTypes)) {
@@ -277,7 +320,7 @@ std::unique_ptr<libkineto::IActivityProfilerSession> RocmChildProfiler::configur
     if (!why.empty()) {
       logUnavailableOnce(why);
     }
-    out = std::make_unique<RocmChildSession>(std::move(mine));
+    out = std::make_unique<RocmChildSession>(std::move(mine), countersAskedFor(config.source()));
   });
   return out;
 }

@@ -321,8 +321,11 @@ Trace traceWorkloads(const std::string& testName, const TraceOptions& opt) {
       ActivityType::CUDA_SYNC,
       ActivityType::CUDA_EVENT,
       ActivityType::OVERHEAD};
+  if (!opt.types.empty()) {
+    types = opt.types;
+  }
   auto& prof = libkineto::api().activityProfiler();
-  prof.prepareTrace(types, "");
+  prof.prepareTrace(types, opt.config);
   prof.startTrace();
   int64_t spanStart = nowNs();
 

@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -85,6 +86,10 @@ struct TraceOptions {
   std::vector<std::string> workloads;
   bool waitIdleBeforeStop = true;
   std::string runOptions;
+  // The activity types and config text prepareTrace gets (PyTorch's, for
+  // its experimental metrics config); empty: every GPU type, no config.
+  std::set<libkineto::ActivityType> types;
+  std::string config;
 };
 
 struct Trace {

@@ -367,6 +367,60 @@ TEST(KinetoRocm, CountersOnEveryKernelEqualTheTruth) {
   EXPECT_EQ(graphed, 6400u);
 }
 
+// PyTorch's experimental metrics config, as torch.profiler hands it to
+// kineto (profiler_metrics, profiler_measure_per_kernel): CUPTI_PROFILER_*
+// lines and the types {CUDA_PROFILER_RANGE} + CPU. Every kernel comes as a
+// cuda_profiler_range carrying the counters the truth says its dispatch
+// counted; the next trace, asking for none, counts nothing.
+TEST(KinetoRocm, PyTorchMetricsConfigCountsEveryKernel) {
+  REQUIRE_SIM();
+  const char* pmc = std::getenv("KINETO_ROCM_PMC");
+  KR_REQUIRE_SETTING(!pmc || std::string(pmc).empty(), "KINETO_ROCM_PMC unset");
+  EXPECT_TRUE(kr_test::registerChild());
+  using libkineto::ActivityType;
+  TraceOptions opt;
+  opt.workloads.push_back(kr_test::workload("graph-32x200-marked.json"));
+  opt.types = {ActivityType::CUDA_PROFILER_RANGE, ActivityType::CPU_OP,
+               ActivityType::USER_ANNOTATION, ActivityType::EXTERNAL_CORRELATION,
+               ActivityType::CUDA_RUNTIME};
+  opt.config =
+      "ACTIVITIES_WARMUP_PERIOD_SECS=0\n"
+      "CUPTI_PROFILER_METRICS=SQ_WAVES,GRBM_COUNT\n"
+      "CUPTI_PROFILER_ENABLE_PER_KERNEL=true\n";
+  Trace t = kr_test::traceWorkloads("metrics-config", opt);
+  ASSERT_TRUE(t.workloadErrors.empty());
+  json truth = kr_test::groundTruth();
+  std::map<uint64_t, const json*> byDispatch;
+  for (const auto* op : truthOps(run0(truth), "kernel")) {
+    byDispatch[(*op)["dispatch_id"].get<uint64_t>()] = op;
+  }
+  size_t ranges = 0, graphed = 0;
+  for (const auto* ev : t.events("cuda_profiler_range")) {
+    const json& a = args(*ev);
+    auto op = byDispatch.find(a["dispatch id"].get<uint64_t>());
+    ASSERT_NE(op, byDispatch.end()) << ev->dump();
+    EXPECT_EQ((*ev)["name"], (*op->second)["kernel_name"]) << ev->dump();
+    const json& expected = (*op->second)["counters"];
+    for (const char* name : {"SQ_WAVES", "GRBM_COUNT"}) {
+      ASSERT_TRUE(a.contains(name)) << ev->dump();
+      EXPECT_EQ(a[name].get<double>(), expected[name].get<double>()) << ev->dump();
+    }
+    ++ranges;
+    graphed += hasGraphFields(*ev);
+  }
+  EXPECT_EQ(ranges, 6403u);
+  EXPECT_EQ(graphed, 6400u);
+  EXPECT_TRUE(t.events("kernel").empty()) << "kernels were not asked for";
+
+  Trace after = traceOf("metrics-config-after", {"graph-32x200.json"});
+  size_t kernels = 0;
+  for (const auto* ev : after.events("kernel")) {
+    EXPECT_FALSE(args(*ev).contains("SQ_WAVES")) << ev->dump();
+    ++kernels;
+  }
+  EXPECT_EQ(kernels, 6400u);
+}
+
 // The 32x200 graph wrapped in a CPU op, plus eager kernels after it: graph
 // kernels linked and attributed, eager ones neither attributed nor confused.
 TEST(KinetoRocm, MarkedGraphReplaysLinkAndAttribute) {

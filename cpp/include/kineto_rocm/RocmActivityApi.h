@@ -95,6 +95,12 @@ class KINETO_ROCM_API RocmActivityApi {
   void flushActivities();
   // Drops everything collected and not processed (also in the Rust core).
   void clearActivities();
+  // Counts these hardware counters (comma-separated SDK names) on every
+  // dispatch from now on; kernels then carry their values. Returns the
+  // error line, empty on success.
+  std::string requestCounters(const std::string& names);
+  // Stops counting; values already counted stay.
+  void releaseCounters();
   // Stops collection if still running; keeps the SDK context for reuse.
   void teardownContext();
   // Extra nanoseconds added to every converted timestamp; the SDK ->

@@ -25,7 +25,9 @@ namespace kineto_rocm {
 
 class KINETO_ROCM_API RocmChildSession : public libkineto::IActivityProfilerSession {
  public:
-  explicit RocmChildSession(std::set<libkineto::ActivityType> types);
+  // `counters`: hardware counters to count for this trace (comma-separated
+  // SDK names, from PyTorch's metrics config), or empty.
+  RocmChildSession(std::set<libkineto::ActivityType> types, std::string counters);
   ~RocmChildSession() override;
 
   void start() override;
@@ -48,6 +50,9 @@ class KINETO_ROCM_API RocmChildSession : public libkineto::IActivityProfilerSess
 
  private:
   std::set<libkineto::ActivityType> types_;
+  std::string counters_;
+  bool counting_ = false;
+  std::vector<std::string> errors_;
   bool collecting_ = false;
   bool stopped_ = false;
   std::string unavailable_;
@@ -76,6 +81,11 @@ class KINETO_ROCM_API RocmChildProfiler : public libkineto::IActivityProfiler {
   std::string name_;
   std::set<libkineto::ActivityType> available_;
 };
+
+// The hardware counters a kineto config asks for: PyTorch writes its
+// experimental config's profiler_metrics as CUPTI_PROFILER_METRICS (a
+// comma-separated list); empty when none.
+KINETO_ROCM_API std::string countersAskedFor(const std::string& configText);
 
 // Registers the child profiler factory with libkineto::api() once per
 // process; later calls do nothing. Returns false if kineto threw.

@@ -82,7 +82,7 @@ pub fn finish(mut window: FinalisedWindow, span: &WindowSpan, cx: &Context) -> F
             external_id: row.external_id_default,
             user_external_id: row.external_id_user,
             graph: graph_node(row.graph_id, row.graph_node_id),
-            counters: counters::get().map_or_else(Vec::new, |c| c.take(row.dispatch_id)),
+            counters: counters::take(row.dispatch_id),
             blit: None,
             branch: None,
         });

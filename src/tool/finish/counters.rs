@@ -2,92 +2,88 @@
 //! record callback, taken when the dispatch's kernel record is finished
 //! into a window. Why keyed by dispatch id: the SDK gives the counter
 //! record and the kernel record the same one, and nothing else joins them.
+//! Each dispatch keeps the names of the group it was counted with, since
+//! the group asked for can change between traces.
 use dashmap::DashMap;
-use once_cell::sync::OnceCell;
+use once_cell::sync::Lazy;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 
-/// The counter group asked for and the values each dispatch counted.
-pub struct CounterValues {
-    /// The group, in the order asked for; values are in this order.
-    names: Vec<String>,
-    /// Per dispatch, one slot per name; `None` where no record came.
-    by_dispatch: DashMap<u64, Vec<Option<f64>>>,
+/// A counter group: counter names in the order asked for.
+pub type GroupNames = Arc<[String]>;
+
+/// Per dispatch: its group, and one slot per name (`None` where no record
+/// came).
+type Counted = (GroupNames, Vec<Option<f64>>);
+
+static BY_DISPATCH: Lazy<DashMap<u64, Counted>> = Lazy::new(DashMap::new);
+/// Set once anything was counted: until then finishing looks nothing up.
+static EVER: AtomicBool = AtomicBool::new(false);
+
+/// Adds one instance's value of counter `index` of `group` for a dispatch:
+/// a counter's dimensions are summed.
+pub fn add(dispatch_id: u64, group: &GroupNames, index: usize, value: f64) {
+    EVER.store(true, Ordering::Relaxed);
+    let mut counted = BY_DISPATCH
+        .entry(dispatch_id)
+        .or_insert_with(|| (group.clone(), vec![None; group.len()]));
+    if let Some(slot) = counted.1.get_mut(index) {
+        *slot = Some(slot.unwrap_or(0.0) + value);
+    }
 }
 
-static VALUES: OnceCell<CounterValues> = OnceCell::new();
-
-/// Sets the group once per process; later calls keep the first.
-pub fn install(names: Vec<String>) -> &'static CounterValues {
-    VALUES.get_or_init(|| CounterValues {
-        names,
-        by_dispatch: DashMap::new(),
-    })
-}
-
-/// The group and its values, when counters are collected.
-pub fn get() -> Option<&'static CounterValues> {
-    VALUES.get()
-}
-
-impl CounterValues {
-    pub fn names(&self) -> &[String] {
-        &self.names
+/// The dispatch's values, by name, removed from the store; counters
+/// without a record are left out (never guessed).
+pub fn take(dispatch_id: u64) -> Vec<(String, f64)> {
+    if !EVER.load(Ordering::Relaxed) {
+        return Vec::new();
     }
-
-    /// Adds one instance's value: a counter's dimensions are summed.
-    pub fn add(&self, dispatch_id: u64, index: usize, value: f64) {
-        let mut slots = self
-            .by_dispatch
-            .entry(dispatch_id)
-            .or_insert_with(|| vec![None; self.names.len()]);
-        if let Some(slot) = slots.get_mut(index) {
-            *slot = Some(slot.unwrap_or(0.0) + value);
-        }
-    }
-
-    /// The dispatch's values, by name, removed from the store; counters
-    /// without a record are left out (never guessed).
-    pub fn take(&self, dispatch_id: u64) -> Vec<(String, f64)> {
-        let Some((_, slots)) = self.by_dispatch.remove(&dispatch_id) else {
-            return Vec::new();
-        };
-        self.names
-            .iter()
-            .zip(slots)
-            .filter_map(|(name, value)| Some((name.clone(), value?)))
-            .collect()
-    }
+    let Some((_, (names, slots))) = BY_DISPATCH.remove(&dispatch_id) else {
+        return Vec::new();
+    };
+    names
+        .iter()
+        .zip(slots)
+        .filter_map(|(name, value)| Some((name.clone(), value?)))
+        .collect()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn values() -> CounterValues {
-        CounterValues {
-            names: vec!["SQ_WAVES".into(), "GRBM_COUNT".into()],
-            by_dispatch: DashMap::new(),
-        }
+    fn group(names: &[&str]) -> GroupNames {
+        names.iter().map(|n| n.to_string()).collect()
     }
 
+    // Dispatch ids are process-wide: each test uses ids of its own.
     #[test]
     fn dimensions_are_summed_and_taken_once() {
-        let v = values();
-        v.add(7, 0, 3.0);
-        v.add(7, 0, 4.0);
-        v.add(7, 1, 10.0);
+        let g = group(&["SQ_WAVES", "GRBM_COUNT"]);
+        add(1_007, &g, 0, 3.0);
+        add(1_007, &g, 0, 4.0);
+        add(1_007, &g, 1, 10.0);
         assert_eq!(
-            v.take(7),
+            take(1_007),
             vec![("SQ_WAVES".into(), 7.0), ("GRBM_COUNT".into(), 10.0)]
         );
-        assert!(v.take(7).is_empty(), "taken values are gone");
+        assert!(take(1_007).is_empty(), "taken values are gone");
     }
 
     #[test]
     fn a_counter_without_a_record_is_left_out() {
-        let v = values();
-        v.add(3, 1, 5.0);
-        v.add(3, 9, 1.0);
-        assert_eq!(v.take(3), vec![("GRBM_COUNT".into(), 5.0)]);
-        assert!(v.take(4).is_empty());
+        let g = group(&["SQ_WAVES", "GRBM_COUNT"]);
+        add(2_003, &g, 1, 5.0);
+        add(2_003, &g, 9, 1.0);
+        assert_eq!(take(2_003), vec![("GRBM_COUNT".into(), 5.0)]);
+        assert!(take(2_004).is_empty());
+    }
+
+    #[test]
+    fn each_dispatch_keeps_the_group_it_was_counted_with() {
+        add(3_001, &group(&["SQ_WAVES"]), 0, 1.0);
+        add(3_002, &group(&["GPU_UTIL"]), 0, 2.0);
+        assert_eq!(take(3_001), vec![("SQ_WAVES".into(), 1.0)]);
+        assert_eq!(take(3_002), vec![("GPU_UTIL".into(), 2.0)]);
     }
 }

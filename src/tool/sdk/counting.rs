@@ -1,63 +1,70 @@
 //! Per-dispatch hardware counters through the SDK's callback dispatch
 //! counting service (dispatch_counting_service.h).
 //!
-//! The group is `KINETO_ROCM_PMC` (comma- or space-separated counter
-//! names; the CLI sets it from a job file's one counter group). Agents may
-//! not be known at `initialize` (the runtime loads later), so each agent's
-//! counter config is made at its first dispatch: its supported counters
-//! are read from the SDK's catalog, and an agent that lacks one of the
-//! group's counters collects nothing, said once in the log.
+//! The service is configured on the tool's context at initialisation (the
+//! SDK takes no new configuration later), and counts nothing until a group
+//! is asked for: `KINETO_ROCM_PMC` (comma- or space-separated counter names;
+//! the CLI sets it from a job file's one counter group) asks from the start,
+//! and a trace can ask for its own (`request`, from PyTorch's metrics config
+//! through the C++ face) and give it back (`release`). At each dispatch the
+//! group asked for then picks the agent's counter config, and the dispatch
+//! carries the group's number to its record callback, so a group changed
+//! while the dispatch ran cannot mislabel its values. Agents may not be
+//! known at `initialize` (the runtime loads later), so each agent's config
+//! is made at its first dispatch under a group: its supported counters are
+//! read from the SDK's catalog, and an agent that lacks one of the group's
+//! counters collects nothing, said once in the log.
 use super::tool::check;
 use crate::error::ToolError;
-use crate::tool::finish::counters::{self, CounterValues};
-use once_cell::sync::OnceCell;
+use crate::tool::finish::counters::{self, GroupNames};
+use arc_swap::ArcSwapOption;
+use dashmap::DashMap;
+use once_cell::sync::{Lazy, OnceCell};
 use rocprofiler_sys::*;
 use std::collections::HashMap;
 use std::ffi::c_void;
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 
 /// The environment variable naming the counter group.
 pub const PMC_ENV: &str = "KINETO_ROCM_PMC";
 
-/// What the callbacks need: the SDK, and each agent's config (`None`: the
-/// agent cannot collect the group) and counter id -> index in the group.
-struct Counting {
-    sdk: Sdk,
-    values: &'static CounterValues,
-    agents: Mutex<HashMap<u64, Option<u64>>>,
-    indices: Mutex<HashMap<u64, usize>>,
+/// An agent's counter config for a group, and counter id -> index in it.
+struct AgentConfig {
+    config: u64,
+    index_of: HashMap<u64, usize>,
 }
 
-static COUNTING: OnceCell<Counting> = OnceCell::new();
+/// A group asked for, with each agent's config (`None`: the agent cannot
+/// collect it).
+struct Group {
+    number: u64,
+    names: GroupNames,
+    agents: Mutex<HashMap<u64, Option<Arc<AgentConfig>>>>,
+}
 
-/// The group asked for, in order, without repeats.
-fn group_from_env() -> Vec<String> {
-    let mut names: Vec<String> = Vec::new();
-    let value = std::env::var(PMC_ENV).unwrap_or_default();
-    for name in value.split([',', ' ']).filter(|n| !n.is_empty()) {
-        if !names.iter().any(|n| n == name) {
-            names.push(name.to_string());
+/// The SDK, once the service is configured.
+static SDK: OnceCell<Sdk> = OnceCell::new();
+/// The group counted now, if any.
+static ACTIVE: Lazy<ArcSwapOption<Group>> = Lazy::new(ArcSwapOption::empty);
+/// Every group asked for, by number, for the records of its dispatches.
+static GROUPS: Lazy<DashMap<u64, Arc<Group>>> = Lazy::new(DashMap::new);
+static NEXT_GROUP: AtomicU64 = AtomicU64::new(1);
+
+/// Counter names from a list, in order, without repeats or blanks.
+pub fn group_names<'a>(names: impl IntoIterator<Item = &'a str>) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for name in names.into_iter().map(str::trim).filter(|n| !n.is_empty()) {
+        if !out.iter().any(|n| n == name) {
+            out.push(name.to_string());
         }
     }
-    names
+    out
 }
 
-/// Configures the service on `context` when a group is asked for.
+/// Configures the service on `context`, and asks for `KINETO_ROCM_PMC`'s
+/// group when it is set.
 pub fn configure(sdk: &Sdk, context: rocprofiler_context_id_t) -> Result<(), ToolError> {
-    let names = group_from_env();
-    if names.is_empty() {
-        return Ok(());
-    }
-    log::info!(
-        "kineto-rocm: collecting counters {} per dispatch",
-        names.join(",")
-    );
-    let _ = COUNTING.set(Counting {
-        sdk: *sdk,
-        values: counters::install(names),
-        agents: Mutex::new(HashMap::new()),
-        indices: Mutex::new(HashMap::new()),
-    });
     // SAFETY: valid context; static callbacks that take no data.
     check(
         "rocprofiler_configure_callback_dispatch_counting_service",
@@ -70,7 +77,40 @@ pub fn configure(sdk: &Sdk, context: rocprofiler_context_id_t) -> Result<(), Too
                 std::ptr::null_mut(),
             )
         },
-    )
+    )?;
+    let _ = SDK.set(*sdk);
+    let value = std::env::var(PMC_ENV).unwrap_or_default();
+    let names = group_names(value.split([',', ' ']));
+    if !names.is_empty() {
+        request(names)?;
+    }
+    Ok(())
+}
+
+/// Counts `names` on every dispatch from now on, in place of any group
+/// asked for before (asked before the SDK initialised the tool, from its
+/// first dispatch).
+pub fn request(names: Vec<String>) -> Result<(), ToolError> {
+    if names.is_empty() {
+        return Err(ToolError::Usage("no counter named"));
+    }
+    log::info!(
+        "kineto-rocm: collecting counters {} per dispatch",
+        names.join(",")
+    );
+    let group = Arc::new(Group {
+        number: NEXT_GROUP.fetch_add(1, Ordering::Relaxed),
+        names: names.into(),
+        agents: Mutex::new(HashMap::new()),
+    });
+    GROUPS.insert(group.number, group.clone());
+    ACTIVE.store(Some(group));
+    Ok(())
+}
+
+/// Counts nothing from now on; dispatches already counted keep their values.
+pub fn release() {
+    ACTIVE.store(None);
 }
 
 unsafe extern "C" fn collect_ids(
@@ -90,13 +130,13 @@ unsafe extern "C" fn collect_ids(
     rocprofiler_status_t::SUCCESS
 }
 
-impl Counting {
+impl Group {
     /// The agent's supported counters by name.
-    fn supported(&self, agent: rocprofiler_agent_id_t) -> HashMap<String, u64> {
+    fn supported(sdk: &Sdk, agent: rocprofiler_agent_id_t) -> HashMap<String, u64> {
         let mut ids: Vec<rocprofiler_counter_id_t> = Vec::new();
         // SAFETY: a static callback; `ids` outlives the call.
         let status = unsafe {
-            (self.sdk.iterate_agent_supported_counters)(
+            (sdk.iterate_agent_supported_counters)(
                 agent,
                 Some(collect_ids),
                 &mut ids as *mut _ as *mut c_void,
@@ -111,7 +151,7 @@ impl Counting {
                 let mut info: rocprofiler_counter_info_v0_t = unsafe { std::mem::zeroed() };
                 // SAFETY: VERSION_0 with a v0 struct.
                 let status = unsafe {
-                    (self.sdk.query_counter_info)(
+                    (sdk.query_counter_info)(
                         id,
                         rocprofiler_counter_info_version_id_t::V0,
                         &mut info as *mut _ as *mut c_void,
@@ -126,20 +166,26 @@ impl Counting {
             .collect()
     }
 
-    /// The agent's config, made at its first dispatch.
-    fn config_for(&self, agent: rocprofiler_agent_id_t) -> Option<u64> {
+    /// The agent's config, made at its first dispatch under this group.
+    fn config_for(&self, sdk: &Sdk, agent: rocprofiler_agent_id_t) -> Option<Arc<AgentConfig>> {
         let mut agents = self.agents.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(known) = agents.get(&agent.handle) {
-            return *known;
+            return known.clone();
         }
-        let made = self.make_config(agent);
-        agents.insert(agent.handle, made);
+        let made = self.make_config(sdk, agent).map(Arc::new);
+        agents.insert(agent.handle, made.clone());
         made
     }
 
-    fn make_config(&self, agent: rocprofiler_agent_id_t) -> Option<u64> {
-        let supported = self.supported(agent);
-        let names = self.values.names();
+    /// The agent's config, if it was made.
+    fn made_for(&self, agent: rocprofiler_agent_id_t) -> Option<Arc<AgentConfig>> {
+        let agents = self.agents.lock().unwrap_or_else(|e| e.into_inner());
+        agents.get(&agent.handle).cloned().flatten()
+    }
+
+    fn make_config(&self, sdk: &Sdk, agent: rocprofiler_agent_id_t) -> Option<AgentConfig> {
+        let supported = Self::supported(sdk, agent);
+        let names = &self.names;
         let missing: Vec<&str> = names
             .iter()
             .filter(|n| !supported.contains_key(*n))
@@ -162,9 +208,8 @@ impl Counting {
             .collect();
         let mut config = rocprofiler_counter_config_id_t::default();
         // SAFETY: `ids` and `config` outlive the call.
-        let status = unsafe {
-            (self.sdk.create_counter_config)(agent, ids.as_mut_ptr(), ids.len(), &mut config)
-        };
+        let status =
+            unsafe { (sdk.create_counter_config)(agent, ids.as_mut_ptr(), ids.len(), &mut config) };
         if !status.is_success() {
             log::error!(
                 "kineto-rocm: rocprofiler_create_counter_config on agent {}: {status:?}; no counters from it",
@@ -172,57 +217,72 @@ impl Counting {
             );
             return None;
         }
-        let mut indices = self.indices.lock().unwrap_or_else(|e| e.into_inner());
-        for (index, id) in ids.iter().enumerate() {
-            indices.insert(id.handle, index);
-        }
-        Some(config.handle)
+        Some(AgentConfig {
+            config: config.handle,
+            index_of: ids
+                .iter()
+                .enumerate()
+                .map(|(index, id)| (id.handle, index))
+                .collect(),
+        })
     }
 }
 
 unsafe extern "C" fn on_dispatch(
     data: rocprofiler_dispatch_counting_service_data_t,
     config: *mut rocprofiler_counter_config_id_t,
-    _user_data: *mut rocprofiler_user_data_t,
+    user_data: *mut rocprofiler_user_data_t,
     _args: *mut c_void,
 ) {
     let _ = std::panic::catch_unwind(|| {
-        let Some(counting) = COUNTING.get() else {
+        let (Some(sdk), Some(group)) = (SDK.get(), ACTIVE.load_full()) else {
             return;
         };
         if config.is_null() {
             return;
         }
-        if let Some(handle) = counting.config_for(data.dispatch_info.agent_id) {
-            // SAFETY: the SDK's out-pointer, checked non-null.
-            unsafe { (*config).handle = handle };
+        if let Some(agent) = group.config_for(sdk, data.dispatch_info.agent_id) {
+            // SAFETY: the SDK's out-pointers; config checked non-null.
+            unsafe {
+                (*config).handle = agent.config;
+                if !user_data.is_null() {
+                    (*user_data).value = group.number;
+                }
+            }
         }
     });
 }
 
 unsafe extern "C" fn on_record(
-    _data: rocprofiler_dispatch_counting_service_data_t,
+    data: rocprofiler_dispatch_counting_service_data_t,
     records: *mut rocprofiler_counter_record_t,
     count: usize,
-    _user_data: rocprofiler_user_data_t,
+    user_data: rocprofiler_user_data_t,
     _args: *mut c_void,
 ) {
     let _ = std::panic::catch_unwind(|| {
-        let Some(counting) = COUNTING.get() else {
+        let Some(sdk) = SDK.get() else {
             return;
         };
         if records.is_null() {
             return;
         }
+        // SAFETY: the value this dispatch's on_dispatch wrote.
+        let number = unsafe { user_data.value };
+        let Some(group) = GROUPS.get(&number).map(|g| g.clone()) else {
+            return;
+        };
+        let Some(agent) = group.made_for(data.dispatch_info.agent_id) else {
+            return;
+        };
         // SAFETY: the SDK passes `count` records, valid for the call.
         let records = unsafe { std::slice::from_raw_parts(records, count) };
-        let indices = counting.indices.lock().unwrap_or_else(|e| e.into_inner());
         for r in records {
             let mut id = rocprofiler_counter_id_t::default();
             // SAFETY: a valid out-pointer.
-            let status = unsafe { (counting.sdk.query_record_counter_id)(r.id, &mut id) };
-            if let (true, Some(&index)) = (status.is_success(), indices.get(&id.handle)) {
-                counting.values.add(r.dispatch_id, index, r.counter_value);
+            let status = unsafe { (sdk.query_record_counter_id)(r.id, &mut id) };
+            if let (true, Some(&index)) = (status.is_success(), agent.index_of.get(&id.handle)) {
+                counters::add(r.dispatch_id, &group.names, index, r.counter_value);
             }
         }
     });

@@ -5,7 +5,7 @@
 mod agents;
 mod callbacks;
 pub mod configure;
-mod counting;
+pub mod counting;
 pub mod decode;
 mod external_correlation;
 mod graph_calls;

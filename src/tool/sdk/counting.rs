@@ -66,17 +66,18 @@ pub fn group_names<'a>(names: impl IntoIterator<Item = &'a str>) -> Vec<String> 
 /// group when it is set.
 pub fn configure(sdk: &Sdk, context: rocprofiler_context_id_t) -> Result<(), ToolError> {
     // SAFETY: valid context; static callbacks that take no data.
+    let status = unsafe {
+        (sdk.configure_callback_dispatch_counting_service)(
+            context,
+            Some(on_dispatch),
+            std::ptr::null_mut(),
+            Some(on_record),
+            std::ptr::null_mut(),
+        )
+    };
     check(
         "rocprofiler_configure_callback_dispatch_counting_service",
-        unsafe {
-            (sdk.configure_callback_dispatch_counting_service)(
-                context,
-                Some(on_dispatch),
-                std::ptr::null_mut(),
-                Some(on_record),
-                std::ptr::null_mut(),
-            )
-        },
+        status,
     )?;
     let _ = SDK.set(*sdk);
     let value = std::env::var(PMC_ENV).unwrap_or_default();

@@ -34,6 +34,12 @@ enum kineto_rocm_status {
 int kineto_rocm_start(void);
 /* Stops the current window; records still in flight land in it. */
 int kineto_rocm_stop(void);
+/* Counts these hardware counters (comma-separated SDK names, e.g.
+ * "SQ_WAVES,GRBM_COUNT") on every dispatch from now on, in place of any
+ * group asked for before; kernel events carry their values. */
+int kineto_rocm_request_counters(const char* names);
+/* Stops counting; values already counted stay. */
+int kineto_rocm_release_counters(void);
 /* Waits (bounded) for stopped windows to complete and writes them as one
  * kineto-format chrome trace to `path`. */
 int kineto_rocm_write_trace(const char* path);

@@ -52,6 +52,22 @@ pub extern "C" fn kineto_rocm_stop() -> c_int {
 }
 
 #[no_mangle]
+pub extern "C" fn kineto_rocm_request_counters(names: *const c_char) -> c_int {
+    guarded("kineto_rocm_request_counters", || {
+        let requested = text_of(names).and_then(|names| session::request_counters(&names));
+        status_of(requested)
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn kineto_rocm_release_counters() -> c_int {
+    guarded("kineto_rocm_release_counters", || {
+        session::release_counters();
+        status_of(Ok(()))
+    })
+}
+
+#[no_mangle]
 pub extern "C" fn kineto_rocm_write_trace(path: *const c_char) -> c_int {
     guarded("kineto_rocm_write_trace", || {
         let written = path_of(path).and_then(|path| {
@@ -115,6 +131,16 @@ fn trace_format(format: c_int, gzip_level: c_int) -> Result<TraceFormat, ToolErr
             "a trace format must be 0 (JSON) or 1 (Perfetto)",
         )),
     }
+}
+
+fn text_of(text: *const c_char) -> Result<String, ToolError> {
+    if text.is_null() {
+        return Err(ToolError::Usage("asking for counters needs their names"));
+    }
+    // SAFETY: the caller passes a NUL-terminated string valid for the call.
+    Ok(unsafe { CStr::from_ptr(text) }
+        .to_string_lossy()
+        .into_owned())
 }
 
 fn path_of(path: *const c_char) -> Result<std::path::PathBuf, ToolError> {

@@ -53,15 +53,25 @@ pub fn node_rows(events: &[GpuEvent]) -> Vec<NodeCounters> {
         .collect()
 }
 
+/// The counters of any row, in first-seen order: the table's columns
+/// (rows of different steps can carry different groups).
+pub fn columns(rows: &[NodeCounters]) -> Vec<&str> {
+    let mut names: Vec<&str> = Vec::new();
+    for (name, _) in rows.iter().flat_map(|r| &r.means) {
+        if !names.contains(&name.as_str()) {
+            names.push(name);
+        }
+    }
+    names
+}
+
 pub fn print(rows: &[NodeCounters]) {
-    let Some(first) = rows.first() else {
-        return;
-    };
+    let names = columns(rows);
     let mut header = format!(
         "{:>9} {:>5}  {:<28} {:>6}",
         "graph id", "node", "kernel", "count"
     );
-    for (name, _) in &first.means {
+    for name in &names {
         header.push_str(&format!(" {:>16}", format!("mean {name}")));
     }
     println!("{header}");
@@ -70,8 +80,11 @@ pub fn print(rows: &[NodeCounters]) {
             "{:>9} {:>5}  {:<28} {:>6}",
             row.graph_id, row.ordinal, row.kernel, row.count
         );
-        for (_, mean) in &row.means {
-            line.push_str(&format!(" {mean:>16.1}"));
+        for name in &names {
+            match row.means.iter().find(|(n, _)| n == name) {
+                Some((_, mean)) => line.push_str(&format!(" {mean:>16.1}")),
+                None => line.push_str(&format!(" {:>16}", "-")),
+            }
         }
         println!("{line}");
     }
@@ -128,6 +141,17 @@ mod tests {
             "replays without counters are not counted"
         );
         assert_eq!(rows[1].means, vec![("SQ_WAVES".into(), 5.0)]);
+    }
+
+    #[test]
+    fn columns_are_every_rows_counters_in_first_seen_order() {
+        let mut later = event(0, &[("GRBM_GUI_ACTIVE", 7.0)]);
+        later.graph = Some((2, 2 << 32));
+        let rows = node_rows(&[event(0, &[("SQ_WAVES", 1.0), ("GRBM_COUNT", 2.0)]), later]);
+        assert_eq!(
+            columns(&rows),
+            ["SQ_WAVES", "GRBM_COUNT", "GRBM_GUI_ACTIVE"]
+        );
     }
 
     #[test]

@@ -25,6 +25,24 @@ pub fn single_group(plan: &Plan) -> Option<&[String]> {
     }
 }
 
+/// Step mode: the plan's runs in application mode, more than one, as the
+/// groups of consecutive profiled windows (`None`: a run that is no counter
+/// group, a thread trace, which the tool does not collect yet).
+pub fn step_groups(plan: &Plan) -> Option<Vec<Option<Vec<String>>>> {
+    if plan.mode != JobReplayMode::Application || plan.runs.len() < 2 {
+        return None;
+    }
+    Some(
+        plan.runs
+            .iter()
+            .map(|run| match &run.collection {
+                RunCollection::Counters(group) => Some(group.clone()),
+                _ => None,
+            })
+            .collect(),
+    )
+}
+
 /// A counter request and its plan.
 pub struct JobPlan {
     /// The job file; `None` when the command line alone asks.

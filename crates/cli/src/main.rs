@@ -347,6 +347,7 @@ impl RunArgs {
             outputs,
             gzip_level,
             trace_per_window: self.trace_per_window,
+            window_groups: Vec::new(),
         }
     }
 
@@ -381,10 +382,25 @@ impl From<String> for Stop {
     }
 }
 
+/// What the counters asked for make a run collect.
+enum Collect {
+    Nothing,
+    /// One group on every dispatch (`KINETO_ROCM_PMC`).
+    Group,
+    /// Step mode: the k-th profiled window collects the plan's run k (a
+    /// counter group; `None`: a run the tool does not collect yet).
+    PerWindow(Vec<Option<Vec<String>>>),
+}
+
+impl Collect {
+    fn any(&self) -> bool {
+        !matches!(self, Collect::Nothing)
+    }
+}
+
 /// Checks the job file asked for and shows its plan, through `show` (stdout
-/// for `run`; stderr for `validate`, whose stdout may be JSON). True when a
-/// counter group will be collected.
-fn check_jobs(args: &RunArgs, show: fn(&str)) -> Result<bool, Stop> {
+/// for `run`; stderr for `validate`, whose stdout may be JSON).
+fn check_jobs(args: &RunArgs, show: fn(&str)) -> Result<Collect, Stop> {
     let cli = counter_jobs::CommandLine {
         pmc: args
             .pmc
@@ -398,7 +414,7 @@ fn check_jobs(args: &RunArgs, show: fn(&str)) -> Result<bool, Stop> {
         kernel_replay_beta_enabled: args.kernel_replay_beta_enabled,
     };
     let Some(jobs) = jobs::plan(args.jobs.as_deref(), &cli).map_err(Stop::BadInput)? else {
-        return Ok(false);
+        return Ok(Collect::Nothing);
     };
     match &jobs.file {
         Some(file) => show(&format!("counter plan of job file {}:", file.display())),
@@ -407,22 +423,32 @@ fn check_jobs(args: &RunArgs, show: fn(&str)) -> Result<bool, Stop> {
     for line in jobs.plan.to_string().lines() {
         show(line);
     }
-    match jobs::single_group(&jobs.plan) {
-        Some(group) => {
-            std::env::set_var(jobs::PMC_ENV, group.join(","));
-            progress(&format!(
-                "collecting {} per dispatch (the dispatch counting service)",
-                group.join(",")
-            ));
-            Ok(true)
-        }
-        None => {
-            progress(
-                "not collected yet: only one counter group in application mode is; this plan is checked and shown, and the trace carries no counter values",
-            );
-            Ok(false)
-        }
+    if let Some(group) = jobs::single_group(&jobs.plan) {
+        std::env::set_var(jobs::PMC_ENV, group.join(","));
+        progress(&format!(
+            "collecting {} per dispatch (the dispatch counting service)",
+            group.join(",")
+        ));
+        return Ok(Collect::Group);
     }
+    if let Some(groups) = jobs::step_groups(&jobs.plan) {
+        for (window, group) in groups.iter().enumerate() {
+            match group {
+                Some(group) => progress(&format!(
+                    "step mode: window {window} collects {}",
+                    group.join(",")
+                )),
+                None => progress(&format!(
+                    "step mode: window {window} collects nothing (thread trace is not collected yet)"
+                )),
+            }
+        }
+        return Ok(Collect::PerWindow(groups));
+    }
+    progress(
+        "not collected yet: kernel replay; this plan is checked and shown, and the trace carries no counter values",
+    );
+    Ok(Collect::Nothing)
 }
 
 /// How a workload is run: how many steps, which are profiled, where traces go.
@@ -433,6 +459,8 @@ struct Plan {
     outputs: Vec<Output>,
     gzip_level: u32,
     trace_per_window: bool,
+    /// Step mode: the counter group each profiled window collects.
+    window_groups: Vec<Option<Vec<String>>>,
 }
 
 impl Plan {
@@ -444,7 +472,30 @@ impl Plan {
             outputs: vec![out],
             gzip_level: 1,
             trace_per_window: false,
+            window_groups: Vec::new(),
         }
+    }
+
+    /// Step mode: one profiled window per run of the plan. With neither
+    /// `--steps` nor `--profile-steps` given, one step per run, each its own
+    /// window; otherwise the schedule must open a window for every run.
+    fn collect_per_window(&mut self, collect: Collect, args: &RunArgs) -> Result<(), Stop> {
+        let Collect::PerWindow(groups) = collect else {
+            return Ok(());
+        };
+        let runs = groups.len() as u32;
+        if args.profile_steps.is_none() && args.steps <= 1 {
+            self.steps = runs;
+            self.schedule = Schedule((0..runs).map(|s| (s, s)).collect());
+        } else if (self.schedule.0.len() as u32) < runs {
+            return Err(Stop::BadInput(format!(
+                "step mode: the counter plan has {runs} runs, one per profiled window, but the schedule opens {} window(s); profile {runs} windows (e.g. --steps {runs} --profile-steps {})",
+                self.schedule.0.len(),
+                (0..runs).map(|s| s.to_string()).collect::<Vec<_>>().join(",")
+            )));
+        }
+        self.window_groups = groups;
+        Ok(())
     }
 
     fn window_outputs(&self, index: usize) -> Vec<Output> {
@@ -481,6 +532,14 @@ fn profile(workload: &WorkloadSource, plan: &Plan) -> Result<Session, String> {
         let opens = plan.schedule.0.iter().any(|&(first, _)| first == step);
         let closes = plan.schedule.0.iter().any(|&(_, last)| last == step);
         if opens {
+            match plan.window_groups.get(window) {
+                Some(Some(group)) => {
+                    progress(&format!("window {window}: counting {}", group.join(",")));
+                    session.request_counters(group)?;
+                }
+                Some(None) => session.release_counters()?,
+                None => {}
+            }
             session.start()?;
         }
         if plan.steps > 1 {
@@ -496,6 +555,9 @@ fn profile(workload: &WorkloadSource, plan: &Plan) -> Result<Session, String> {
         session.run(workload, &plan.options)?;
         if closes {
             session.stop()?;
+            if !plan.window_groups.is_empty() {
+                session.release_counters()?;
+            }
             if plan.trace_per_window {
                 let files = plan.window_outputs(window);
                 progress(&format!(
@@ -564,10 +626,12 @@ impl RunArgs {
 }
 
 fn run(args: &RunArgs, outputs: Vec<Output>, gzip_level: u32) -> Result<(), Stop> {
-    let counters = check_jobs(args, |line| println!("{line}"))?;
+    let collect = check_jobs(args, |line| println!("{line}"))?;
+    let counters = collect.any();
     let workload = args.workload()?;
     args.model.export_tool_settings();
     let mut plan = args.plan(outputs, gzip_level);
+    plan.collect_per_window(collect, args)?;
     // Nothing here compares with the ground truth; do not keep it.
     plan.options.record_truth = false;
     let session = profile(&workload, &plan)?;
@@ -672,14 +736,15 @@ fn validate_command(
     out: Option<&Path>,
     truth_out: Option<&Path>,
 ) -> Result<bool, Stop> {
-    check_jobs(args, |line| eprintln!("{line}"))?;
+    let collect = check_jobs(args, |line| eprintln!("{line}"))?;
     let workload = args.workload()?;
     args.model.export_tool_settings();
     let default_out =
         std::env::temp_dir().join(format!("kineto-rocm-validate-{}.json", std::process::id()));
     let keep = out.is_some();
     let out = out.unwrap_or(&default_out);
-    let plan = args.plan(vec![Output::new(out, Some(Format::Json))], 1);
+    let mut plan = args.plan(vec![Output::new(out, Some(Format::Json))], 1);
+    plan.collect_per_window(collect, args)?;
     if let Some(&(_, last)) = plan.schedule.0.last() {
         if last >= plan.steps {
             return Err(Stop::Failed(format!(

@@ -127,6 +127,29 @@ impl Session {
         self.call("kineto_rocm_stop")
     }
 
+    /// Counts this group (counter names) on every dispatch from now on.
+    pub fn request_counters(&self, group: &[String]) -> Result<(), String> {
+        type RequestFn = unsafe extern "C" fn(*const c_char) -> c_int;
+        let name = "kineto_rocm_request_counters";
+        // SAFETY: include/kineto_rocm.h: `int name(const char*)`.
+        let f = unsafe { self.tool.get::<RequestFn>(name.as_bytes()) }
+            .map_err(|e| format!("{name}: {e}"))?;
+        let names = CString::new(group.join(","))
+            .map_err(|_| format!("{name}: a counter name holds a NUL byte"))?;
+        // SAFETY: a NUL-terminated string that outlives the call.
+        match unsafe { f(names.as_ptr()) } {
+            0 => Ok(()),
+            code => Err(format!(
+                "{name} failed with status {code} (see the log above)"
+            )),
+        }
+    }
+
+    /// Counts nothing from now on.
+    pub fn release_counters(&self) -> Result<(), String> {
+        self.call("kineto_rocm_release_counters")
+    }
+
     pub fn run(&self, workload: &WorkloadSource, options: &RunOptions) -> Result<(), String> {
         let mut options = options.clone();
         options

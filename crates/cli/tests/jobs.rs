@@ -73,8 +73,7 @@ fn a_good_job_file_prints_its_passes_and_runs() {
     );
     assert!(out.exists(), "the workload ran and wrote its trace");
     assert!(
-        text(&output.stderr)
-            .contains("not collected yet: only one counter group in application mode is"),
+        text(&output.stderr).contains("not collected yet: kernel replay"),
         "a kernel-replay plan is not collected yet, and says so"
     );
 }
@@ -237,8 +236,20 @@ fn a_file_that_is_not_json_or_yaml_or_absent_exits_2() {
     assert!(text(&output.stderr).contains("cannot read the job file"));
 }
 
-/// `kineto-rocm validate --json` of `workload` with `args`.
+/// `kineto-rocm validate --json` of `workload` with `args`, collecting the
+/// one group SQ_WAVES,GRBM_COUNT,GPU_UTIL.
 fn validate_json(workload: &str, args: &[&str]) -> serde_json::Value {
+    let (report, stderr) = validate_report(workload, args);
+    assert!(
+        stderr.contains("collecting SQ_WAVES,GRBM_COUNT,GPU_UTIL per dispatch"),
+        "{stderr}"
+    );
+    report
+}
+
+/// `kineto-rocm validate --json` of `workload` with `args`: the report and
+/// what was said on stderr.
+fn validate_report(workload: &str, args: &[&str]) -> (serde_json::Value, String) {
     let output = Command::new(env!("CARGO_BIN_EXE_kineto-rocm"))
         .arg("validate")
         .arg("--workload")
@@ -249,12 +260,10 @@ fn validate_json(workload: &str, args: &[&str]) -> serde_json::Value {
         .output()
         .expect("run kineto-rocm");
     assert!(output.status.success(), "{}", text(&output.stderr));
-    assert!(
-        text(&output.stderr).contains("collecting SQ_WAVES,GRBM_COUNT,GPU_UTIL per dispatch"),
-        "{}",
-        text(&output.stderr)
-    );
-    serde_json::from_slice(&output.stdout).expect("the report is JSON")
+    (
+        serde_json::from_slice(&output.stdout).expect("the report is JSON"),
+        text(&output.stderr),
+    )
 }
 
 #[test]
@@ -277,6 +286,82 @@ fn one_counter_group_is_collected_on_every_kernel_and_proven() {
         assert_eq!(v["missing_counter_values"], 0, "{workload}");
         assert_eq!(v["is_clean"], true, "{workload}: {v:#}");
     }
+}
+
+/// Step mode: an application-mode plan of several runs collects run k in
+/// the k-th profiled window (one step each by default): each window's
+/// kernels carry exactly their run's group, every value proven; a thread
+/// trace run collects nothing and says so; a schedule of too few windows is
+/// refused before anything runs.
+#[test]
+fn step_mode_collects_one_group_per_window_and_proves_each() {
+    let file = write(
+        "steps.yaml",
+        "jobs:\n  - pmc: [SQ_WAVES, GRBM_COUNT]\n  - pmc: [GRBM_GUI_ACTIVE]\n  - advanced_thread_trace: true\n",
+    );
+    let jobs = file.to_str().unwrap();
+    let (v, _) = validate_report("graph-32x200.json", &["--jobs", jobs]);
+    assert_eq!(v["windows"], 3, "{v:#}");
+    assert_eq!(v["kernel_events"], 3 * 6400, "{v:#}");
+    assert_eq!(v["counter_values"], 2 * 6400 + 6400, "{v:#}");
+    assert_eq!(v["wrong_counter_values"], 0);
+    assert_eq!(v["missing_counter_values"], 0);
+    assert_eq!(v["is_clean"], true, "{v:#}");
+
+    let out = scratch("steps-run.json");
+    let output = run(&out, &["--jobs", jobs], None);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let stderr = text(&output.stderr);
+    assert!(
+        stderr.contains("step mode: window 0 collects SQ_WAVES,GRBM_COUNT"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("step mode: window 1 collects GRBM_GUI_ACTIVE"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("step mode: window 2 collects nothing (thread trace is not collected yet)"),
+        "{stderr}"
+    );
+    let trace: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    let mut groups = std::collections::BTreeMap::<String, usize>::new();
+    for e in trace["traceEvents"].as_array().unwrap() {
+        if e["cat"] == "kernel" {
+            let a = e["args"].as_object().unwrap();
+            let mut names: Vec<&str> = ["SQ_WAVES", "GRBM_COUNT", "GRBM_GUI_ACTIVE"]
+                .into_iter()
+                .filter(|n| a.contains_key(*n))
+                .collect();
+            names.sort_unstable();
+            *groups.entry(names.join(",")).or_default() += 1;
+        }
+    }
+    let per_window = groups[""];
+    assert!(per_window > 0);
+    assert_eq!(
+        groups,
+        [
+            ("".to_string(), per_window),
+            ("GRBM_COUNT,SQ_WAVES".to_string(), per_window),
+            ("GRBM_GUI_ACTIVE".to_string(), per_window)
+        ]
+        .into(),
+        "each window's kernels carry exactly their run's group"
+    );
+
+    let output = run(
+        &scratch("steps-too-few.json"),
+        &["--jobs", jobs, "--steps", "2", "--profile-steps", "0-1"],
+        None,
+    );
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        text(&output.stderr).contains("step mode: the counter plan has 3 runs"),
+        "{}",
+        text(&output.stderr)
+    );
 }
 
 /// The Perfetto writer shares the JSON writer's events (src/output/sink.rs),

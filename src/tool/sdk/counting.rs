@@ -236,7 +236,9 @@ unsafe extern "C" fn on_dispatch(
     _args: *mut c_void,
 ) {
     let _ = std::panic::catch_unwind(|| {
-        let (Some(sdk), Some(group)) = (SDK.get(), ACTIVE.load_full()) else {
+        // A guard, not a clone: most dispatches of most runs see no group.
+        let active = ACTIVE.load();
+        let (Some(sdk), Some(group)) = (SDK.get(), active.as_ref()) else {
             return;
         };
         if config.is_null() {

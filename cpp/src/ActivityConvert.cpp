@@ -251,6 +251,32 @@ int UserSpans::log(libkineto::ActivityLogger& logger) const {
   return static_cast<int>(spans_.size());
 }
 
+namespace {
+
+// A kernel record's row: its activity and the links it takes (correlation,
+// External id, user span).
+Row kernelRow(const KernelActivity& k, Kind kind, std::unique_ptr<GenericTraceActivity> act) {
+  Row row;
+  row.kind = kind;
+  row.hasCorrelation = k.has_correlation;
+  row.correlation = k.correlation;
+  row.hasExternal = k.has_correlation && k.has_external_id;
+  row.external = k.external_id;
+  row.hasUser = k.has_correlation && k.has_user_external_id;
+  row.user = k.user_external_id;
+  row.act = std::move(act);
+  return row;
+}
+
+// Hardware counters, keyed by the counter's SDK name (src/vocabulary.rs).
+void putCounters(GenericTraceActivity& act, const KernelActivity& k) {
+  for (size_t i = 0; i < k.counter_names.size() && i < k.counter_values.size(); ++i) {
+    act.addMetadata(std::string(k.counter_names[i]), vocab::floatText(k.counter_values[i]));
+  }
+}
+
+} // namespace
+
 std::vector<Row> buildRows(
     const WindowActivities& w,
     const Options& opt,
@@ -425,20 +451,9 @@ std::vector<Row> buildRows(
     if (k.has_graph) {
       compat::addGraphFields(*act, k.graph_id, k.graph_node_id);
     }
-    // Hardware counters, keyed by the counter's SDK name (src/vocabulary.rs).
-    for (size_t i = 0; i < k.counter_names.size() && i < k.counter_values.size(); ++i) {
-      act->addMetadata(std::string(k.counter_names[i]), vocab::floatText(k.counter_values[i]));
-    }
-    Row row;
-    row.kind = k.blit == BlitKind::None ? Kind::Kernel : Kind::Copy;
-    row.hasCorrelation = k.has_correlation;
-    row.correlation = k.correlation;
-    row.hasExternal = k.has_correlation && k.has_external_id;
-    row.external = k.external_id;
-    row.hasUser = k.has_correlation && k.has_user_external_id;
-    row.user = k.user_external_id;
-    row.act = std::move(act);
-    rows.push_back(std::move(row));
+    putCounters(*act, k);
+    rows.push_back(kernelRow(k, k.blit == BlitKind::None ? Kind::Kernel : Kind::Copy,
+                             std::move(act)));
   }
 
   // Hardware counters the way CUPTI's range profiler hands them to kineto:
@@ -471,19 +486,8 @@ std::vector<Row> buildRows(
       if (k.has_graph) {
         compat::addGraphFields(*act, k.graph_id, k.graph_node_id);
       }
-      for (size_t i = 0; i < k.counter_names.size() && i < k.counter_values.size(); ++i) {
-        act->addMetadata(std::string(k.counter_names[i]), vocab::floatText(k.counter_values[i]));
-      }
-      Row row;
-      row.kind = Kind::Kernel;
-      row.hasCorrelation = k.has_correlation;
-      row.correlation = k.correlation;
-      row.hasExternal = k.has_correlation && k.has_external_id;
-      row.external = k.external_id;
-      row.hasUser = k.has_correlation && k.has_user_external_id;
-      row.user = k.user_external_id;
-      row.act = std::move(act);
-      rows.push_back(std::move(row));
+      putCounters(*act, k);
+      rows.push_back(kernelRow(k, Kind::Kernel, std::move(act)));
     }
   }
 

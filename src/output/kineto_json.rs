@@ -18,7 +18,7 @@ use crate::window::{
     Blit, CopyActivity, FinishedWindow, GpuRef, GraphNode, KernelActivity, SyncKind,
 };
 use activity_store::CopyDirection;
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::io::{self, Write};
 
 /// CPU threads are drawn in one process lane, after the devices.
@@ -626,23 +626,19 @@ pub fn emit_windows<S: TraceSink>(
 
 /// The kernels' counters as counter tracks on their device's process
 /// (`counter_tracks::step_samples`), over every window at once (a kernel
-/// of one window may still run in the next), counters in the order first
-/// seen.
+/// of one window may still run in the next), by device then counter name.
 fn counter_tracks<S: TraceSink>(writer: &mut S, windows: &[FinishedWindow]) -> io::Result<()> {
-    let mut tracks: Vec<((u32, &str), Vec<CounterSpan>)> = Vec::new();
-    let mut index: HashMap<(u32, &str), usize> = HashMap::new();
+    let mut tracks: BTreeMap<(u32, &str), Vec<CounterSpan>> = BTreeMap::new();
     for kernel in windows.iter().flat_map(|w| &w.kernels) {
         for (counter, value) in &kernel.counters {
-            let key = (kernel.device, counter.as_str());
-            let at = *index.entry(key).or_insert_with(|| {
-                tracks.push((key, Vec::new()));
-                tracks.len() - 1
-            });
-            tracks[at].1.push(CounterSpan {
-                start_ns: kernel.start_ns,
-                end_ns: kernel.end_ns,
-                value: *value,
-            });
+            tracks
+                .entry((kernel.device, counter.as_str()))
+                .or_default()
+                .push(CounterSpan {
+                    start_ns: kernel.start_ns,
+                    end_ns: kernel.end_ns,
+                    value: *value,
+                });
         }
     }
     for ((device, counter), spans) in tracks {

@@ -13,34 +13,20 @@ pub const JOB_FILE_ENV: &str = "KINETO_ROCM_JOB_FILE";
 /// (src/tool/sdk/counting.rs reads it).
 pub const PMC_ENV: &str = "KINETO_ROCM_PMC";
 
-/// The group of a plan that is one application-mode run of one counter
-/// group: the only plan the tool collects yet.
-pub fn single_group(plan: &Plan) -> Option<&[String]> {
-    match &plan.runs[..] {
-        [run] if plan.mode == JobReplayMode::Application => match &run.collection {
-            RunCollection::Counters(group) => Some(group),
-            _ => None,
-        },
-        _ => None,
-    }
-}
-
-/// Step mode: the plan's runs in application mode, more than one, as the
-/// groups of consecutive profiled windows (`None`: a run that is no counter
-/// group, a thread trace, which the tool does not collect yet).
-pub fn step_groups(plan: &Plan) -> Option<Vec<Option<Vec<String>>>> {
-    if plan.mode != JobReplayMode::Application || plan.runs.len() < 2 {
-        return None;
-    }
-    Some(
+/// In application mode, each run's counter group (`None`: a run that is no
+/// counter group, a thread trace, which the tool does not collect yet): one
+/// run is collected on every dispatch, several one per profiled window.
+/// `None` in kernel mode.
+pub fn application_runs(plan: &Plan) -> Option<Vec<Option<Vec<String>>>> {
+    (plan.mode == JobReplayMode::Application).then(|| {
         plan.runs
             .iter()
             .map(|run| match &run.collection {
                 RunCollection::Counters(group) => Some(group.clone()),
                 _ => None,
             })
-            .collect(),
-    )
+            .collect()
+    })
 }
 
 /// A counter request and its plan.

@@ -423,32 +423,46 @@ fn check_jobs(args: &RunArgs, show: fn(&str)) -> Result<Collect, Stop> {
     for line in jobs.plan.to_string().lines() {
         show(line);
     }
-    if let Some(group) = jobs::single_group(&jobs.plan) {
-        std::env::set_var(jobs::PMC_ENV, group.join(","));
-        progress(&format!(
-            "collecting {} per dispatch (the dispatch counting service)",
-            group.join(",")
-        ));
-        return Ok(Collect::Group);
-    }
-    if let Some(groups) = jobs::step_groups(&jobs.plan) {
-        for (window, group) in groups.iter().enumerate() {
-            match group {
-                Some(group) => progress(&format!(
-                    "step mode: window {window} collects {}",
-                    group.join(",")
-                )),
-                None => progress(&format!(
-                    "step mode: window {window} collects nothing (thread trace is not collected yet)"
-                )),
-            }
+    let Some(groups) = jobs::application_runs(&jobs.plan) else {
+        progress(
+            "not collected yet: kernel replay; this plan is checked and shown, and the trace carries no counter values",
+        );
+        return Ok(Collect::Nothing);
+    };
+    match groups.as_slice() {
+        [Some(group)] => {
+            std::env::set_var(jobs::PMC_ENV, group.join(","));
+            progress(&format!(
+                "collecting {} per dispatch (the dispatch counting service)",
+                group.join(",")
+            ));
+            Ok(Collect::Group)
         }
-        return Ok(Collect::PerWindow(groups));
+        [] => Ok(Collect::Nothing),
+        [None] => {
+            progress("not collected yet: the thread trace; the trace carries no counter values");
+            Ok(Collect::Nothing)
+        }
+        _ => {
+            show_step_mode(&groups);
+            Ok(Collect::PerWindow(groups))
+        }
     }
-    progress(
-        "not collected yet: kernel replay; this plan is checked and shown, and the trace carries no counter values",
-    );
-    Ok(Collect::Nothing)
+}
+
+/// Says which window collects what.
+fn show_step_mode(groups: &[Option<Vec<String>>]) {
+    for (window, group) in groups.iter().enumerate() {
+        match group {
+            Some(group) => progress(&format!(
+                "step mode: window {window} collects {}",
+                group.join(",")
+            )),
+            None => progress(&format!(
+                "step mode: window {window} collects nothing (thread trace is not collected yet)"
+            )),
+        }
+    }
 }
 
 /// How a workload is run: how many steps, which are profiled, where traces go.

@@ -331,7 +331,15 @@ impl<W: Write> TraceSink for Encoder<W> {
     }
 
     fn counter(&mut self, pid: u64, name: &str, ts_ns: u64, value: f64) -> io::Result<()> {
-        let index = self.layout.counter_index[&(pid, name.to_string())];
+        let index = self
+            .layout
+            .counter_index
+            .get(&pid)
+            .and_then(|by_name| by_name.get(name))
+            .copied()
+            .ok_or_else(|| {
+                io::Error::other(format!("counter `{name}` of pid {pid} was not laid out"))
+            })?;
         let event = TrackEvent {
             r#type: Some(EventType::Counter as i32),
             track_uuid: Some(self.counter_tracks[index as usize]),

@@ -28,6 +28,10 @@ struct Slice {
     end: u64,
 }
 
+/// Each counter track's index in `counters`, by pid then counter name (looked
+/// up by `&str`, no allocation per sample).
+pub type CounterIndex = HashMap<u64, HashMap<String, u32>>;
+
 /// A flow end, before it is bound.
 #[derive(Clone, Copy, Debug)]
 pub struct Flow {
@@ -51,7 +55,7 @@ pub struct LayoutPass {
     lane_names: HashMap<LaneKey, String>,
     /// Counter tracks (pid, counter), in order of first sample.
     counters: Vec<(u64, String)>,
-    counter_index: HashMap<(u64, String), u32>,
+    counter_index: CounterIndex,
     first_counter_ts: Option<u64>,
 }
 
@@ -130,11 +134,10 @@ impl TraceSink for LayoutPass {
     }
 
     fn counter(&mut self, pid: u64, name: &str, ts_ns: u64, _: f64) -> io::Result<()> {
-        let key = (pid, name.to_string());
-        if !self.counter_index.contains_key(&key) {
-            self.counter_index
-                .insert(key.clone(), self.counters.len() as u32);
-            self.counters.push(key);
+        let by_name = self.counter_index.entry(pid).or_default();
+        if !by_name.contains_key(name) {
+            by_name.insert(name.to_string(), self.counters.len() as u32);
+            self.counters.push((pid, name.to_string()));
         }
         self.first_counter_ts = Some(self.first_counter_ts.map_or(ts_ns, |t| t.min(ts_ns)));
         Ok(())
@@ -163,7 +166,7 @@ pub struct Layout {
     pub first_ts_ns: u64,
     /// Counter tracks (pid, counter), and each one's index.
     pub counters: Vec<(u64, String)>,
-    pub counter_index: HashMap<(u64, String), u32>,
+    pub counter_index: CounterIndex,
 }
 
 impl LayoutPass {

@@ -9,7 +9,10 @@
 //! half the size); ROCSIM_TOOL_SLOW_CALLBACK_US (sleep per buffer callback);
 //! ROCSIM_TOOL_COUNTER_IDS (comma-separated counter ids: configures the
 //! callback dispatch counting service, one config per agent made at the
-//! agent's first dispatch).
+//! agent's first dispatch); ROCSIM_TOOL_REPLAY_PASSES (configures kernel
+//! replay on a context of its own: that many passes per dispatch, with
+//! per-dispatch-id variations the kernel-replay test checks, see
+//! `replay_pass_count`).
 #![allow(clippy::missing_safety_doc)]
 use rocprofiler_sys as sys;
 use serde_json::{json, Value};
@@ -48,6 +51,8 @@ struct Log {
     finalized: bool,
     /// [dispatch_id, counter id, value bits, start, end, user data, corr, agent]
     counter_records: Vec<[u64; 8]>,
+    /// [operation, phase, dispatch_id, current_pass, total_passes, thread, corr]
+    replay: Vec<[u64; 7]>,
 }
 
 struct Tool {
@@ -63,6 +68,7 @@ struct Tool {
     /// The counters asked for, and the config made for each agent.
     counter_ids: Vec<u64>,
     counter_configs: Mutex<HashMap<u64, u64>>,
+    replay_passes: u64,
 }
 
 static TOOL: OnceLock<Tool> = OnceLock::new();
@@ -439,6 +445,91 @@ unsafe extern "C" fn counting_record(
     }
 }
 
+/// Kernel replay's pass count, by dispatch id: id % 5 == 0 returns 1 (not
+/// replayed), id % 7 == 0 returns 0 without a continue callback (refused),
+/// otherwise ROCSIM_TOOL_REPLAY_PASSES.
+unsafe extern "C" fn replay_pass_count(
+    info: sys::rocprofiler_kernel_dispatch_info_t,
+    _user_data: sys::rocprofiler_user_data_t,
+) -> u64 {
+    let Some(t) = TOOL.get() else { return 1 };
+    match info.dispatch_id {
+        d if d.is_multiple_of(5) => 1,
+        d if d.is_multiple_of(7) => 0,
+        _ => t.replay_passes,
+    }
+}
+
+/// Stops after pass 0 for dispatch ids divisible by 3.
+unsafe extern "C" fn replay_continue(
+    info: sys::rocprofiler_kernel_dispatch_info_t,
+    current_pass: u64,
+    _total: u64,
+    _user_data: sys::rocprofiler_user_data_t,
+) -> i32 {
+    i32::from(!(info.dispatch_id.is_multiple_of(3) && current_pass == 0))
+}
+
+thread_local! {
+    /// The last PASS ENTER's stop-context switch, tried again at PASS EXIT
+    /// (where the SDK must refuse it).
+    static STOP_SWITCH: std::cell::Cell<sys::rocprofiler_kernel_replay_context_cb_t> =
+        const { std::cell::Cell::new(None) };
+}
+
+/// Logs every kernel-replay callback; at CONFIG ENTER sets the callbacks;
+/// at PASS ENTER of pass 1 of an odd dispatch id switches the main context
+/// off for the rest of the loop.
+unsafe extern "C" fn replay_callback(
+    record: sys::rocprofiler_callback_tracing_record_t,
+    _user_data: *mut sys::rocprofiler_user_data_t,
+    _args: *mut c_void,
+) {
+    let Some(t) = TOOL.get() else { return };
+    let payload = record.payload as *mut sys::rocprofiler_callback_tracing_kernel_replay_data_t;
+    // SAFETY: the SDK's payload for this callback, writable during it.
+    let p = unsafe { &mut *payload };
+    let op = sys::rocprofiler_kernel_replay_operation_t(record.operation as u32);
+    let enter = record.phase == sys::rocprofiler_callback_phase_t::ENTER;
+    if op == sys::rocprofiler_kernel_replay_operation_t::CONFIG && enter {
+        p.replay_pass_count = Some(replay_pass_count);
+        if !p.dispatch_info.dispatch_id.is_multiple_of(7) {
+            p.replay_continue = Some(replay_continue);
+        }
+    }
+    let mut probe = None;
+    if op == sys::rocprofiler_kernel_replay_operation_t::PASS {
+        if enter {
+            STOP_SWITCH.with(|s| s.set(p.replay_stop_context));
+            if p.current_pass == 1 && !p.dispatch_info.dispatch_id.is_multiple_of(2) {
+                if let Some(stop) = p.replay_stop_context {
+                    // SAFETY: the SDK's switch, called during PASS ENTER.
+                    probe = Some(("replay stop in pass enter", unsafe { stop(t.ctx) }.0));
+                }
+            }
+        } else if let Some(stop) = STOP_SWITCH.with(|s| s.get()) {
+            // SAFETY: the SDK's switch, called where it must refuse.
+            probe = Some(("replay stop in pass exit", unsafe { stop(t.ctx) }.0));
+        }
+    }
+    if let Some(mut l) = log() {
+        if let Some((name, status)) = probe {
+            if !l.probes.iter().any(|(n, _)| n == name) {
+                l.probes.push((name.into(), status));
+            }
+        }
+        l.replay.push([
+            u64::from(op.0),
+            u64::from(record.phase.0),
+            p.dispatch_info.dispatch_id,
+            p.current_pass,
+            p.total_passes,
+            record.thread_id,
+            record.correlation_id.internal,
+        ]);
+    }
+}
+
 unsafe extern "C" fn initialize(
     _fini: sys::rocprofiler_client_finalize_t,
     _data: *mut c_void,
@@ -589,6 +680,29 @@ unsafe extern "C" fn initialize(
             );
             probes.push(("dispatch counting unknown context".into(), s.0));
         }
+        let replay_passes = env_u64("ROCSIM_TOOL_REPLAY_PASSES", 0);
+        if replay_passes > 0 {
+            let mut replay_ctx = sys::rocprofiler_context_id_t::default();
+            (sdk.create_context)(&mut replay_ctx);
+            let mut other = sys::rocprofiler_context_id_t::default();
+            (sdk.create_context)(&mut other);
+            for (name, context) in [
+                ("kernel replay", replay_ctx),
+                ("kernel replay again", replay_ctx),
+                ("kernel replay second context", other),
+            ] {
+                let s = (sdk.configure_callback_tracing_service)(
+                    context,
+                    sys::rocprofiler_callback_tracing_kind_t::KERNEL_REPLAY,
+                    std::ptr::null(),
+                    0,
+                    Some(replay_callback),
+                    std::ptr::null_mut(),
+                );
+                probes.push((name.into(), s.0));
+            }
+            (sdk.start_context)(replay_ctx);
+        }
         let s = (sdk.start_context)(ctx);
         probes.push(("start_context".into(), s.0));
         let _ = TOOL.set(Tool {
@@ -606,6 +720,7 @@ unsafe extern "C" fn initialize(
             iterate_args: resolve_iterate_args(),
             counter_ids,
             counter_configs: Mutex::new(HashMap::new()),
+            replay_passes,
         });
     }
     0
@@ -693,6 +808,7 @@ pub extern "C" fn rocsim_test_tool_results_json() -> *mut c_char {
             "buffer_callbacks": l.buffer_callbacks,
             "finalized": l.finalized,
             "counter_records": l.counter_records,
+            "replay": l.replay,
         }),
     };
     CString::new(v.to_string()).unwrap_or_default().into_raw()

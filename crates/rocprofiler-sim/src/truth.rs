@@ -209,6 +209,10 @@ pub struct OpTruth {
     /// counters a dispatch counting service collected; empty otherwise.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub counters: BTreeMap<String, f64>,
+    /// Kernels run more than once by kernel replay: which pass this record
+    /// is (every pass has the dispatch's one dispatch id).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replay_pass: Option<u32>,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]

@@ -115,6 +115,23 @@ c_enum! {
         MARKER_CORE_RANGE_API = 21,
         /// SDK 1.3 and later only.
         HIP_GRAPH = 22,
+        /// Experimental kernel replay (experimental/kernel_replay.h, on the
+        /// SDK's kernel-replay branch, in no release yet). Its number is
+        /// the next after HIP_GRAPH, ROCSHMEM_API (23) and HIPFILE_API (24)
+        /// in fwd.h; not confirmed against a released header, so
+        /// `tests/layout.rs` cannot check it until one exists.
+        KERNEL_REPLAY = 25,
+    }
+}
+
+c_enum! {
+    /// `rocprofiler_kernel_replay_operation_t` (experimental/kernel_replay.h).
+    rocprofiler_kernel_replay_operation_t(u32) {
+        NONE = 0,
+        /// Once per candidate dispatch: the tool sets the pass count.
+        CONFIG = 1,
+        /// Once per pass, ENTER before the dispatch runs, EXIT after.
+        PASS = 2,
     }
 }
 

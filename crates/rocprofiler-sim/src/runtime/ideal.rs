@@ -30,9 +30,12 @@ use crate::sdk::buffer::Rec;
 use crate::sdk::completion::expect;
 use crate::sdk::correlation::current_corr;
 use crate::sdk::dispatch_counting::{request, Counting};
+use crate::sdk::graph_trace::graph_launch_active;
 use crate::sdk::intercept::{
-    copy_record, dispatch_record, intercept_copy, intercept_dispatch, CopyInfo, DispatchInfo,
+    copy_record, dispatch_record, intercept_copy, reserve_dispatch, submit_dispatch, CopyInfo,
+    DispatchInfo,
 };
+use crate::sdk::kernel_replay::{self, Replay};
 use crate::sdk::os::{lock, now_ns, tid};
 use crate::sdk::trace::StreamRef;
 use crate::workload::NodeWork;
@@ -340,6 +343,7 @@ fn write_packet(q: &Queue, clock: &mut u64, p: Packet) {
         publish_ns: p.publish_ns,
         process_ns,
         async_processed: false,
+        replay_pass: None,
     };
     let (rec, deliveries, counting) = match &p.op.work {
         OpWork::Kernel {
@@ -348,7 +352,7 @@ fn write_packet(q: &Queue, clock: &mut u64, p: Packet) {
             workgroup,
             ..
         } => {
-            let (dispatch_id, deliveries) = intercept_dispatch(corr);
+            let dispatch_id = reserve_dispatch();
             processed.dispatch_id = dispatch_id;
             let info = DispatchInfo {
                 corr,
@@ -360,6 +364,11 @@ fn write_packet(q: &Queue, clock: &mut u64, p: Packet) {
                 grid: *grid,
                 workgroup: *workgroup,
             };
+            if let Some(replay) = kernel_replay::config(&info, graph_launch_active()) {
+                replay_passes(replay, &p, &info, &processed, start, clock);
+                return;
+            }
+            let deliveries = submit_dispatch(corr);
             let counting = request(&info);
             (
                 Rec::Kernel(dispatch_record(&info, start, end)),
@@ -405,4 +414,45 @@ fn write_packet(q: &Queue, clock: &mut u64, p: Packet) {
         start,
         end,
     );
+}
+
+/// Kernel replay: the passes run back to back on the queue, each its own
+/// record under the one dispatch id; the application's completion (the
+/// queue's clock) follows the last.
+fn replay_passes(
+    mut replay: Replay,
+    p: &Packet,
+    info: &DispatchInfo,
+    processed: &Processed,
+    first_start: u64,
+    clock: &mut u64,
+) {
+    let mut start = first_start;
+    loop {
+        let pass = replay.begin_pass();
+        let deliveries = submit_dispatch(info.corr);
+        let counting = request(info);
+        let end = start + p.op.duration.max(1);
+        *clock = end;
+        expect();
+        p.run.finish(
+            &p.op,
+            &Processed {
+                replay_pass: Some(pass as u32),
+                ..processed.clone()
+            },
+            Rec::Kernel(dispatch_record(info, start, end)),
+            Captured {
+                deliveries,
+                counting,
+            },
+            start,
+            end,
+        );
+        if !replay.end_pass() {
+            break;
+        }
+        start = now_ns().max(end);
+    }
+    replay.finish();
 }

@@ -29,6 +29,7 @@ pub(crate) struct Captured {
 }
 
 /// How the SDK saw an op: where and when it was processed.
+#[derive(Clone)]
 pub(crate) struct Processed {
     pub dispatch_id: u64,
     pub copy_id: u64,
@@ -40,6 +41,8 @@ pub(crate) struct Processed {
     pub publish_ns: u64,
     pub process_ns: u64,
     pub async_processed: bool,
+    /// The kernel replay pass this record is, if replayed.
+    pub replay_pass: Option<u32>,
 }
 
 impl RunShared {
@@ -120,6 +123,7 @@ impl RunShared {
             start_ns: start,
             end_ns: end,
             async_processed: p.async_processed,
+            replay_pass: p.replay_pass,
             counters: counted
                 .values()
                 .filter_map(|(c, v)| Some((counter_name(c)?.to_string(), v)))

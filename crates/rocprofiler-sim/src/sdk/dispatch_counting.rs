@@ -24,6 +24,7 @@ use super::context::{contexts, with_building_ctx};
 use super::counters::{config, counter_value};
 use super::exports::guard;
 use super::intercept::{dispatch_record, DispatchInfo};
+use super::kernel_replay::switched_off;
 use rocprofiler_sys as sys;
 use std::ffi::c_void;
 use std::sync::atomic::Ordering;
@@ -114,7 +115,7 @@ pub(crate) fn request(info: &DispatchInfo) -> Counting {
     let data = service_data(info.corr, dispatch_info, 0, 0);
     let mut pending = Vec::new();
     for c in contexts() {
-        if c.counting.is_empty() || !c.active.load(Ordering::Acquire) {
+        if c.counting.is_empty() || !c.active.load(Ordering::Acquire) || switched_off(c.handle) {
             continue;
         }
         for service in &c.counting {

@@ -10,10 +10,11 @@ use super::buffer::{buffer, create_buffer, destroy_buffer, flush_and_wait};
 use super::context::{
     create_context, with_building_ctx, with_ctx, BufService, CbService, ExtService,
 };
+use super::kernel_replay;
 use super::os::{now_ns, tid};
 use super::registration::{
-    buffer_kind_last, callback_kind_last, configuration_open, fini_status, init_status, initialize,
-    version,
+    buffer_kind_last, callback_kind_last, configuration_open, fini_status, has_hip_graph,
+    init_status, initialize, version,
 };
 use rocprofiler_sys as sys;
 use std::ffi::c_void;
@@ -215,8 +216,16 @@ pub extern "C" fn rocprofiler_configure_callback_tracing_service(
         if with_ctx(context_id.handle, |_| ()).is_none() {
             return Status::ERROR_CONTEXT_NOT_FOUND;
         }
-        // domain.cpp add_domain: NONE or past LAST (HIP_GRAPH on 1.0) is unknown.
-        if kind.0 == 0 || kind.0 >= callback_kind_last() {
+        // domain.cpp add_domain: NONE or past LAST (HIP_GRAPH on 1.0) is
+        // unknown. KERNEL_REPLAY is modelled on the kernel-replay branch,
+        // which builds on 1.3's graph domain.
+        let replay = kind == sys::rocprofiler_callback_tracing_kind_t::KERNEL_REPLAY;
+        let known = if replay {
+            has_hip_graph()
+        } else {
+            kind.0 != 0 && kind.0 < callback_kind_last()
+        };
+        if !known {
             return Status::ERROR_KIND_NOT_FOUND;
         }
         let Some(cb) = callback else {
@@ -228,7 +237,8 @@ pub extern "C" fn rocprofiler_configure_callback_tracing_service(
         };
         with_building_ctx(context_id.handle, |c| {
             let slot = &mut c.cb[kind.0 as usize];
-            if slot.is_some() {
+            // kernel_replay.h: exactly one context may configure the domain.
+            if slot.is_some() || (replay && !kernel_replay::claim(c.handle)) {
                 return Status::ERROR_SERVICE_ALREADY_CONFIGURED;
             }
             *slot = Some(CbService {

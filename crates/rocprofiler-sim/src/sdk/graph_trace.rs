@@ -31,6 +31,14 @@ pub(crate) fn count_intercepted_dispatches(n: u64) {
     });
 }
 
+/// `current_launch_state() != nullptr`: a graph launch is in progress on
+/// THIS thread (not necessarily the launch whose packet it processes).
+pub(crate) fn graph_launch_active() -> bool {
+    LAUNCH_STACK
+        .try_with(|s| !s.borrow().is_empty())
+        .unwrap_or(false)
+}
+
 fn graph_payload(exec_id: u64, handle: u64) -> sys::rocprofiler_callback_tracing_hip_graph_data_t {
     sys::rocprofiler_callback_tracing_hip_graph_data_t {
         size: std::mem::size_of::<sys::rocprofiler_callback_tracing_hip_graph_data_t>() as u64,

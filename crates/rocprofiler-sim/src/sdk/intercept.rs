@@ -4,8 +4,8 @@
 //!   `dispatch_id` = ++ a process-wide counter from 1, in interception
 //!   order; the correlation id is the processing thread's latest one (one
 //!   the SDK constructs where it has none); the external-correlation request
-//!   (populate_external_correlation_ids) fires once per dispatch packet,
-//!   before ENQUEUE, with that thread's id and correlation id, only for
+//!   (populate_external_correlation_ids) fires once per submission of a
+//!   dispatch packet (each kernel-replay pass is one), before ENQUEUE, with that thread's id and correlation id, only for
 //!   contexts that trace the kind; barrier packets request nothing.
 //! - Memory copies (hsa/async_copy.cpp): the same request (MEMORY_COPY) on
 //!   the thread calling hsa_amd_memory_async_copy.
@@ -15,6 +15,7 @@
 use super::context::contexts;
 use super::correlation::corr_async_added;
 use super::graph_trace::count_intercepted_dispatches;
+use super::kernel_replay::switched_off;
 use super::os::tid;
 use rocprofiler_sys as sys;
 use std::ffi::c_void;
@@ -37,7 +38,7 @@ fn capture(
     let mut out = Vec::new();
     let thread_id = tid();
     for (i, c) in contexts().iter().enumerate() {
-        if !c.active.load(Ordering::Acquire) {
+        if !c.active.load(Ordering::Acquire) || switched_off(c.handle) {
             continue;
         }
         let Some(buffer) = c.buf_for(buffer_kind, operation) else {
@@ -69,19 +70,25 @@ fn capture(
     out
 }
 
-/// One kernel dispatch packet intercepted on this thread under `corr`:
-/// its dispatch id and where its record goes.
-pub(crate) fn intercept_dispatch(corr: u64) -> (u64, Deliveries) {
-    let dispatch_id = DISPATCH_IDS.fetch_add(1, Ordering::Relaxed);
+/// The dispatch id of a kernel packet intercepted on this thread, once per
+/// packet however often kernel replay runs it.
+pub(crate) fn reserve_dispatch() -> u64 {
+    count_intercepted_dispatches(1);
+    DISPATCH_IDS.fetch_add(1, Ordering::Relaxed)
+}
+
+/// One submission of an intercepted kernel packet under `corr` (one per
+/// replay pass): the external-correlation request and where its record
+/// goes.
+pub(crate) fn submit_dispatch(corr: u64) -> Deliveries {
     let deliveries = capture(
         sys::rocprofiler_buffer_tracing_kind_t::KERNEL_DISPATCH.0,
         sys::rocprofiler_external_correlation_id_request_kind_t::KERNEL_DISPATCH,
         sys::rocprofiler_kernel_dispatch_operation_t::ENQUEUE.0 as i32,
         corr,
     );
-    count_intercepted_dispatches(1);
     corr_async_added(corr);
-    (dispatch_id, deliveries)
+    deliveries
 }
 
 /// One memory copy intercepted on this thread under `corr`.
@@ -100,6 +107,7 @@ pub(crate) fn intercept_copy(
 }
 
 /// What a KERNEL_DISPATCH record says, besides its times.
+#[derive(Clone, Copy)]
 pub(crate) struct DispatchInfo {
     pub corr: u64,
     pub thread: u64,

@@ -14,6 +14,7 @@ pub(crate) mod dispatch_counting;
 pub(crate) mod exports;
 pub(crate) mod graph_trace;
 pub(crate) mod intercept;
+pub(crate) mod kernel_replay;
 pub(crate) mod kernels;
 pub(crate) mod markers;
 mod names;

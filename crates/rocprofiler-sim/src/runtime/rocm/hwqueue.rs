@@ -28,11 +28,14 @@ use super::overflow::wait_for_space;
 use crate::runtime::record::{Captured, Processed, RunShared};
 use crate::runtime::work::{DeviceOp, OpWork};
 use crate::sdk::buffer::Rec;
+use crate::sdk::completion::expect;
 use crate::sdk::correlation::{
     corr_api_done, corr_begin, current_corr, next_corr, pop_corr, push_corr, retirement_mask,
 };
 use crate::sdk::dispatch_counting::request;
-use crate::sdk::intercept::{dispatch_record, intercept_dispatch, DispatchInfo};
+use crate::sdk::graph_trace::graph_launch_active;
+use crate::sdk::intercept::{dispatch_record, reserve_dispatch, submit_dispatch, DispatchInfo};
+use crate::sdk::kernel_replay::{self, Replay};
 use crate::sdk::os::{lock, now_ns, tid};
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
@@ -200,11 +203,13 @@ impl HwQueue {
     ) {
         let process_ns = now_ns();
         self.in_flight_now(Some(p.cmd.clone()));
-        match last.replace(p.cmd.clone()) {
-            Some(prev) => p.cmd.after(&prev),
-            None => p.cmd.input(0),
-        }
-        if let Some(op) = p.kernel {
+        let prev = last.replace(p.cmd.clone());
+        let Some(op) = p.kernel else {
+            follow(&p.cmd, prev.as_ref());
+            p.cmd.input(process_ns);
+            return;
+        };
+        {
             let mut corr = current_corr();
             if corr == 0 {
                 corr = *constructed.get_or_insert_with(|| {
@@ -215,7 +220,7 @@ impl HwQueue {
                 });
             }
             let thread = tid();
-            let (dispatch_id, deliveries) = intercept_dispatch(corr);
+            let dispatch_id = reserve_dispatch();
             let OpWork::Kernel {
                 kernel_id,
                 grid,
@@ -235,7 +240,6 @@ impl HwQueue {
                 grid,
                 workgroup,
             };
-            let counting = request(&info);
             let processed = Processed {
                 dispatch_id,
                 copy_id: 0,
@@ -247,7 +251,19 @@ impl HwQueue {
                 publish_ns: p.publish_ns,
                 process_ns,
                 async_processed: on_async,
+                replay_pass: None,
             };
+            if let Some(replay) = kernel_replay::config(&info, graph_launch_active()) {
+                let op = Arc::from(op);
+                let last_pass = replay_passes(replay, &p.run, &op, &info, &processed, prev);
+                p.cmd.take_no_time();
+                p.cmd.after(&last_pass);
+                p.cmd.input(process_ns);
+                return;
+            }
+            follow(&p.cmd, prev.as_ref());
+            let deliveries = submit_dispatch(corr);
+            let counting = request(&info);
             let run = p.run;
             p.cmd.on_done(move |start, end| {
                 let rec = Rec::Kernel(dispatch_record(&info, start, end));
@@ -265,5 +281,83 @@ impl HwQueue {
             });
         }
         p.cmd.input(process_ns);
+    }
+}
+
+/// A command's place on its queue: after the one processed before it.
+fn follow(cmd: &Arc<Cmd>, prev: Option<&Arc<Cmd>>) {
+    match prev {
+        Some(prev) => cmd.after(prev),
+        None => cmd.input(0),
+    }
+}
+
+/// How long the replaying thread waits for one pass before it gives up
+/// waiting (the SDK aborts the process after 60 s; the simulator goes on).
+const PASS_WAIT_NS: u64 = 10_000_000_000;
+
+/// Kernel replay on the processing thread: each pass is the packet again,
+/// behind the previous one, waited for before the next (the SDK runs the
+/// loop synchronously: `queue.sync()` after each pass); each is its own
+/// record under the one dispatch id. Returns the last pass, which the
+/// application's completion follows.
+fn replay_passes(
+    mut replay: Replay,
+    run: &Arc<RunShared>,
+    op: &Arc<DeviceOp>,
+    info: &DispatchInfo,
+    processed: &Processed,
+    prev: Option<Arc<Cmd>>,
+) -> Arc<Cmd> {
+    let mut before = prev;
+    loop {
+        let pass = replay.begin_pass();
+        let cmd = Cmd::new(op.duration.max(1), 2, run.virtual_time);
+        let deliveries = submit_dispatch(info.corr);
+        let counting = request(info);
+        let info = *info;
+        let (run2, op2) = (run.clone(), op.clone());
+        let processed = Processed {
+            replay_pass: Some(pass as u32),
+            ..processed.clone()
+        };
+        cmd.on_done(move |start, end| {
+            run2.finish(
+                &op2,
+                &processed,
+                Rec::Kernel(dispatch_record(&info, start, end)),
+                Captured {
+                    deliveries,
+                    counting,
+                },
+                start,
+                end,
+            );
+        });
+        // The packet's own completion was announced when it was written;
+        // each further pass is one more.
+        if pass > 0 {
+            expect();
+        }
+        follow(&cmd, before.as_ref());
+        cmd.input(now_ns());
+        wait_for(&cmd);
+        before = Some(cmd);
+        if !replay.end_pass() {
+            break;
+        }
+    }
+    replay.finish();
+    before.expect("a replay runs at least one pass")
+}
+
+fn wait_for(cmd: &Cmd) {
+    let deadline = now_ns().saturating_add(PASS_WAIT_NS);
+    while !cmd.completed(now_ns()) {
+        if now_ns() >= deadline {
+            eprintln!("rocprofiler-sim: kernel replay: a pass did not complete in 10 s; going on");
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_micros(20));
     }
 }

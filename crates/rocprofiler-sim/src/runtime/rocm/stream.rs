@@ -312,6 +312,7 @@ impl Submit<'_> {
             publish_ns: issue,
             process_ns: issue,
             async_processed: false,
+            replay_pass: None,
         };
         expect();
         let cmd = Cmd::new(op.duration.max(1), 3, self.w.run.virtual_time);

@@ -213,6 +213,14 @@ pub struct OpTruth {
     /// is (every pass has the dispatch's one dispatch id).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub replay_pass: Option<u32>,
+    /// Kernels: the raw thread-trace bytes the thread trace services got
+    /// for this record (every shader engine); 0 when it was not traced.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub thread_trace_bytes: u64,
+}
+
+fn is_zero(v: &u64) -> bool {
+    *v == 0
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]

@@ -22,6 +22,7 @@ pub mod hip_api_names;
 mod kernel_replay;
 mod registration;
 mod sdk;
+mod thread_trace;
 mod tracing_queries;
 mod types;
 
@@ -34,6 +35,7 @@ pub use hip::*;
 pub use kernel_replay::*;
 pub use registration::*;
 pub use sdk::*;
+pub use thread_trace::*;
 pub use tracing_queries::*;
 pub use types::*;
 

@@ -170,6 +170,24 @@ impl Sdk {
     }
 }
 
+/// `rocprofiler_configure_dispatch_thread_trace_service`, where the SDK
+/// exports it: it is experimental, so the tool asks for it only when a
+/// thread trace is wanted, instead of refusing to load without it.
+pub fn dispatch_thread_trace_service(
+) -> Option<crate::rocprofiler_configure_dispatch_thread_trace_service_fn> {
+    let address = Lookup::new()
+        .find("rocprofiler_configure_dispatch_thread_trace_service")
+        .ok()?;
+    // SAFETY: the SDK's exported function of that name, whose signature is
+    // the declared type (experimental/thread-trace/dispatch.h).
+    Some(unsafe {
+        std::mem::transmute::<
+            *mut c_void,
+            crate::rocprofiler_configure_dispatch_thread_trace_service_fn,
+        >(address)
+    })
+}
+
 /// The places searched for SDK symbols, in order.
 struct Lookup {
     handles: Vec<(String, *mut c_void)>,

@@ -37,6 +37,7 @@ use crate::sdk::intercept::{
 };
 use crate::sdk::kernel_replay::{self, Replay};
 use crate::sdk::os::{lock, now_ns, tid};
+use crate::sdk::thread_trace::{self, Traced};
 use crate::sdk::trace::StreamRef;
 use crate::workload::NodeWork;
 use std::collections::{HashMap, VecDeque};
@@ -345,7 +346,7 @@ fn write_packet(q: &Queue, clock: &mut u64, p: Packet) {
         async_processed: false,
         replay_pass: None,
     };
-    let (rec, deliveries, counting) = match &p.op.work {
+    let (rec, deliveries, counting, traced) = match &p.op.work {
         OpWork::Kernel {
             kernel_id,
             grid,
@@ -370,10 +371,12 @@ fn write_packet(q: &Queue, clock: &mut u64, p: Packet) {
             }
             let deliveries = submit_dispatch(corr);
             let counting = request(&info);
+            let traced = thread_trace::request(&info, 0);
             (
                 Rec::Kernel(dispatch_record(&info, start, end)),
                 deliveries,
                 counting,
+                traced,
             )
         }
         OpWork::Copy {
@@ -399,6 +402,7 @@ fn write_packet(q: &Queue, clock: &mut u64, p: Packet) {
                 Rec::Copy(copy_record(&info, start, end)),
                 deliveries,
                 Counting::default(),
+                Traced::default(),
             )
         }
     };
@@ -410,6 +414,7 @@ fn write_packet(q: &Queue, clock: &mut u64, p: Packet) {
         Captured {
             deliveries,
             counting,
+            traced,
         },
         start,
         end,
@@ -432,6 +437,7 @@ fn replay_passes(
         let pass = replay.begin_pass();
         let deliveries = submit_dispatch(info.corr);
         let counting = request(info);
+        let traced = thread_trace::request(info, pass as u32);
         let end = start + p.op.duration.max(1);
         *clock = end;
         expect();
@@ -445,6 +451,7 @@ fn replay_passes(
             Captured {
                 deliveries,
                 counting,
+                traced,
             },
             start,
             end,

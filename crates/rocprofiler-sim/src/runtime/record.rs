@@ -9,6 +9,7 @@ use crate::sdk::counters::counter_name;
 use crate::sdk::dispatch_counting::{Counted, Counting};
 use crate::sdk::intercept::Deliveries;
 use crate::sdk::os::lock;
+use crate::sdk::thread_trace::Traced;
 use crate::truth::{OpKind, OpTruth, RunTruth};
 use std::sync::Mutex;
 
@@ -26,6 +27,7 @@ pub(crate) struct RunShared {
 pub(crate) struct Captured {
     pub deliveries: Deliveries,
     pub counting: Counting,
+    pub traced: Traced,
 }
 
 /// How the SDK saw an op: where and when it was processed.
@@ -71,7 +73,7 @@ impl RunShared {
         end: u64,
     ) {
         let counted = captured.counting.count(start, end);
-        self.record(op, p, &counted, start, end);
+        self.record(op, p, &counted, captured.traced.bytes(), start, end);
         schedule(Completion {
             deliver_ns: self.deliver_ns(end, p.dispatch_id ^ (p.copy_id << 40)),
             wait: !self.virtual_time,
@@ -79,11 +81,20 @@ impl RunShared {
             rec,
             deliveries: captured.deliveries,
             counted,
+            traced: captured.traced,
         });
     }
 
     /// Records an op's ground truth.
-    pub fn record(&self, op: &DeviceOp, p: &Processed, counted: &Counted, start: u64, end: u64) {
+    pub fn record(
+        &self,
+        op: &DeviceOp,
+        p: &Processed,
+        counted: &Counted,
+        thread_trace_bytes: u64,
+        start: u64,
+        end: u64,
+    ) {
         if !self.record_truth {
             return;
         }
@@ -124,6 +135,7 @@ impl RunShared {
             end_ns: end,
             async_processed: p.async_processed,
             replay_pass: p.replay_pass,
+            thread_trace_bytes,
             counters: counted
                 .values()
                 .filter_map(|(c, v)| Some((counter_name(c)?.to_string(), v)))

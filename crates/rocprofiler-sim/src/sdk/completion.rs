@@ -8,6 +8,7 @@ use super::buffer::{push_record, Rec};
 use super::correlation::corr_async_delivered;
 use super::dispatch_counting::Counted;
 use super::os::{lock, now_ns};
+use super::thread_trace::Traced;
 use rocprofiler_sys as sys;
 use std::collections::BinaryHeap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -26,6 +27,8 @@ pub(crate) struct Completion {
     pub deliveries: Vec<(usize, u64, u64)>,
     /// A kernel's counter values for the dispatch counting services.
     pub counted: Counted,
+    /// A kernel's thread trace data for the thread trace services.
+    pub traced: Traced,
 }
 
 struct Queued {
@@ -156,6 +159,7 @@ fn completion_thread() {
 
 fn deliver(item: Completion) {
     item.counted.deliver();
+    item.traced.deliver();
     for &(_, buffer, external) in &item.deliveries {
         let mut rec = item.rec;
         match &mut rec {

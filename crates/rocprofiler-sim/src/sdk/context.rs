@@ -3,6 +3,7 @@
 //! contexts are built while the tools' initialize runs and frozen after it.
 use super::dispatch_counting::CountingService;
 use super::os::lock;
+use super::thread_trace::TraceService;
 use rocprofiler_sys as sys;
 use std::ffi::c_void;
 use std::sync::atomic::AtomicBool;
@@ -58,6 +59,8 @@ pub(crate) struct Ctx {
     pub ext: Option<ExtService>,
     /// Dispatch counting services, in the order configured.
     pub counting: Vec<CountingService>,
+    /// Dispatch thread trace services, one per agent configured.
+    pub thread_trace: Vec<TraceService>,
 }
 
 impl Ctx {
@@ -69,6 +72,7 @@ impl Ctx {
             buf: vec![None; KIND_SLOTS],
             ext: None,
             counting: Vec::new(),
+            thread_trace: Vec::new(),
         }
     }
     pub fn cb_for(&self, kind: u32, op: i32) -> Option<&CbService> {

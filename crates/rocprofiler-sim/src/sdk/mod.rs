@@ -22,4 +22,5 @@ pub(crate) mod os;
 mod queries;
 pub(crate) mod registration;
 mod roctx;
+pub(crate) mod thread_trace;
 pub(crate) mod trace;

@@ -37,6 +37,7 @@ use crate::sdk::graph_trace::graph_launch_active;
 use crate::sdk::intercept::{dispatch_record, reserve_dispatch, submit_dispatch, DispatchInfo};
 use crate::sdk::kernel_replay::{self, Replay};
 use crate::sdk::os::{lock, now_ns, tid};
+use crate::sdk::thread_trace;
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 
@@ -264,6 +265,7 @@ impl HwQueue {
             follow(&p.cmd, prev.as_ref());
             let deliveries = submit_dispatch(corr);
             let counting = request(&info);
+            let traced = thread_trace::request(&info, 0);
             let run = p.run;
             p.cmd.on_done(move |start, end| {
                 let rec = Rec::Kernel(dispatch_record(&info, start, end));
@@ -274,6 +276,7 @@ impl HwQueue {
                     Captured {
                         deliveries,
                         counting,
+                        traced,
                     },
                     start,
                     end,
@@ -315,6 +318,7 @@ fn replay_passes(
         let cmd = Cmd::new(op.duration.max(1), 2, run.virtual_time);
         let deliveries = submit_dispatch(info.corr);
         let counting = request(info);
+        let traced = thread_trace::request(info, pass as u32);
         let info = *info;
         let (run2, op2) = (run.clone(), op.clone());
         let processed = Processed {
@@ -329,6 +333,7 @@ fn replay_passes(
                 Captured {
                     deliveries,
                     counting,
+                    traced,
                 },
                 start,
                 end,

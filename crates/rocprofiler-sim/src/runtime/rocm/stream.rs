@@ -42,6 +42,7 @@ use crate::sdk::correlation::current_corr;
 use crate::sdk::dispatch_counting::Counting;
 use crate::sdk::intercept::{copy_record, intercept_copy, CopyInfo};
 use crate::sdk::os::{lock, now_ns, tid};
+use crate::sdk::thread_trace::Traced;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
@@ -326,6 +327,7 @@ impl Submit<'_> {
                 Captured {
                     deliveries,
                     counting: Counting::default(),
+                    traced: Traced::default(),
                 },
                 start,
                 end,

@@ -58,6 +58,8 @@ mod ffi {
         HostFunction,
         Timing,
         OverheadCount,
+        ReplayPass,
+        ThreadTrace,
     }
 
     /// What a runtime blit kernel is shown as (its call or node proven).
@@ -150,6 +152,12 @@ mod ffi {
         /// True: drawn on the graph branch lane of `stream` for HSA queue
         /// `queue`.
         pub has_branch: bool,
+        /// True: one pass (`replay_pass`, 0-based) of a dispatch kernel
+        /// replay ran several times.
+        pub has_replay_pass: bool,
+        pub replay_pass: u32,
+        /// The files of this pass's raw thread trace; empty: not traced.
+        pub thread_trace: String,
     }
 
     /// One memory copy. Copies run on no HSA queue the SDK reports.
@@ -648,6 +656,8 @@ fn key_of(key: ffi::MetadataKey) -> Option<vocabulary::MetadataKey> {
         ffi::MetadataKey::HostFunction => K::HostFunction,
         ffi::MetadataKey::Timing => K::Timing,
         ffi::MetadataKey::OverheadCount => K::OverheadCount,
+        ffi::MetadataKey::ReplayPass => K::ReplayPass,
+        ffi::MetadataKey::ThreadTrace => K::ThreadTrace,
         _ => return None,
     })
 }
@@ -717,6 +727,9 @@ impl From<window::KernelActivity> for ffi::KernelActivity {
                 _ => ffi::CopyDirection::Unknown,
             },
             has_branch: k.branch.is_some(),
+            has_replay_pass: k.replay.is_some(),
+            replay_pass: k.replay.map_or(0, |r| r.pass),
+            thread_trace: k.thread_trace.unwrap_or_default(),
         }
     }
 }

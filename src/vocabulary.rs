@@ -46,6 +46,8 @@ pub enum MetadataKey {
     HostFunction,
     Timing,
     OverheadCount,
+    ReplayPass,
+    ThreadTrace,
 }
 
 /// The JSON type of a key's value, the same in every writer.
@@ -75,7 +77,7 @@ const fn key(key: MetadataKey, name: &'static str, value: ValueType) -> KeySpec 
 }
 
 /// Every key, in `MetadataKey` order.
-pub const CATALOG: [KeySpec; 28] = [
+pub const CATALOG: [KeySpec; 30] = [
     key(MetadataKey::Device, "device", ValueType::Int),
     key(MetadataKey::Stream, "stream", ValueType::Int),
     key(MetadataKey::HsaQueue, "hsa_queue", ValueType::Uint),
@@ -129,6 +131,11 @@ pub const CATALOG: [KeySpec; 28] = [
         "overhead count",
         ValueType::Uint,
     ),
+    // Which kernel-replay pass a kernel event is (rocprofv3's counter
+    // records call it `replay_pass`); every pass has the one dispatch id.
+    key(MetadataKey::ReplayPass, "replay pass", ValueType::Uint),
+    // The files of a pass's raw thread trace, comma-separated.
+    key(MetadataKey::ThreadTrace, "thread trace", ValueType::Str),
 ];
 
 pub fn spec(key: MetadataKey) -> KeySpec {

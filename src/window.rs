@@ -57,6 +57,20 @@ pub struct KernelActivity {
     /// `Some(queue)`: a graph replay's work on another hardware queue than
     /// its first node's, drawn on a branch lane of its launching stream.
     pub branch: Option<u64>,
+    /// `Some`: one pass of a dispatch kernel replay ran several times.
+    pub replay: Option<ReplayPass>,
+    /// `Some`: the files holding this pass's raw thread trace,
+    /// comma-separated.
+    pub thread_trace: Option<String>,
+}
+
+/// Which pass of a replayed dispatch a kernel event is. Every pass has the
+/// dispatch's one dispatch id and launch; counters differ by pass.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ReplayPass {
+    /// 0-based.
+    pub pass: u32,
+    pub passes: u32,
 }
 
 /// One memory copy. Copies run on no HSA queue the SDK reports.

@@ -451,6 +451,12 @@ std::vector<Row> buildRows(
     if (k.has_graph) {
       compat::addGraphFields(*act, k.graph_id, k.graph_node_id);
     }
+    if (k.has_replay_pass) {
+      putUint(*act, K::ReplayPass, k.replay_pass);
+    }
+    if (!k.thread_trace.empty()) {
+      putStr(*act, K::ThreadTrace, std::string(k.thread_trace));
+    }
     putCounters(*act, k);
     rows.push_back(kernelRow(k, k.blit == BlitKind::None ? Kind::Kernel : Kind::Copy,
                              std::move(act)));
@@ -485,6 +491,9 @@ std::vector<Row> buildRows(
       putUint(*act, K::DispatchId, k.dispatch_id);
       if (k.has_graph) {
         compat::addGraphFields(*act, k.graph_id, k.graph_node_id);
+      }
+      if (k.has_replay_pass) {
+        putUint(*act, K::ReplayPass, k.replay_pass);
       }
       putCounters(*act, k);
       rows.push_back(kernelRow(k, Kind::Kernel, std::move(act)));

@@ -17,7 +17,7 @@
 
 namespace kineto_rocm::vocab {
 
-inline constexpr size_t kKeyCount = static_cast<size_t>(MetadataKey::OverheadCount) + 1;
+inline constexpr size_t kKeyCount = static_cast<size_t>(MetadataKey::ThreadTrace) + 1;
 
 // Keys as std::string, built once (kineto's addMetadata takes std::string).
 inline const std::array<std::string, kKeyCount>& keyNames() {

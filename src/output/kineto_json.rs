@@ -338,6 +338,12 @@ pub fn emit_windows<S: TraceSink>(
                 args.push(("External id", Arg::Int(external_id)));
             }
             graph_args(&mut args, kernel.graph);
+            if let Some(replay) = kernel.replay {
+                args.push((name(K::ReplayPass), Arg::Int(replay.pass.into())));
+            }
+            if let Some(files) = &kernel.thread_trace {
+                args.push((name(K::ThreadTrace), Arg::Str(files)));
+            }
             for (counter, value) in &kernel.counters {
                 args.push((counter.as_str(), Arg::Float(*value)));
             }
@@ -696,6 +702,8 @@ mod tests {
             counters: Vec::new(),
             blit: None,
             branch: None,
+            replay: None,
+            thread_trace: None,
         }
     }
 

@@ -117,6 +117,8 @@ mod tests {
             mangled_name: None,
             src_device: None,
             dst_device: None,
+            replay_pass: None,
+            thread_trace: None,
         }
     }
 

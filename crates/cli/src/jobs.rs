@@ -29,6 +29,71 @@ pub fn application_runs(plan: &Plan) -> Option<Vec<Option<Vec<String>>>> {
     })
 }
 
+/// The tool's variables for a kernel-replay run (src/tool/sdk/kernel_replay.rs
+/// reads them): the configured passes in order, each a counter group or
+/// the thread trace, and the kernel filters.
+pub const KERNEL_REPLAY_ENV: &str = "KINETO_ROCM_KERNEL_REPLAY";
+pub const KERNEL_INCLUDE_ENV: &str = "KINETO_ROCM_KERNEL_INCLUDE_REGEX";
+pub const KERNEL_EXCLUDE_ENV: &str = "KINETO_ROCM_KERNEL_EXCLUDE_REGEX";
+/// The thread-trace pass's settings and where its raw data goes
+/// (src/tool/sdk/thread_trace.rs).
+pub const THREAD_TRACE_ENV: &str = "KINETO_ROCM_THREAD_TRACE";
+pub const THREAD_TRACE_DIR_ENV: &str = "KINETO_ROCM_THREAD_TRACE_DIR";
+
+/// Kernel mode's raw thread trace goes next to the trace, in `TRACE.att/`,
+/// unless the user named a directory; returns the directory it chose.
+pub fn thread_trace_next_to(trace: &Path) -> Option<PathBuf> {
+    if std::env::var_os(THREAD_TRACE_DIR_ENV).is_some_and(|d| !d.is_empty()) {
+        return None;
+    }
+    let mut dir = trace.as_os_str().to_owned();
+    dir.push(".att");
+    std::env::set_var(THREAD_TRACE_DIR_ENV, &dir);
+    Some(PathBuf::from(dir))
+}
+
+/// In kernel mode, the tool's variables for the run: `(name, value)`;
+/// `None` in application mode.
+pub fn kernel_replay_env(plan: &Plan) -> Option<Vec<(&'static str, String)>> {
+    let run = plan.runs.iter().find(|r| r.replays())?;
+    let RunCollection::Replay(replay) = &run.collection else {
+        return None;
+    };
+    let mut passes: Vec<String> = replay.groups().iter().map(|g| g.join(",")).collect();
+    if let Some(after) = replay.att_after_groups() {
+        passes.insert(after as usize, "thread_trace".to_string());
+    }
+    let mut env = vec![(KERNEL_REPLAY_ENV, passes.join(";"))];
+    if let Some(t) = replay.thread_trace() {
+        env.push((
+            THREAD_TRACE_ENV,
+            format!(
+                "target_cu={},shader_engine_mask={:#x},buffer_size={:#x},simd_select={:#x},perfcounter_ctrl={},serialize_all={}",
+                t.target_cu,
+                t.shader_engine_mask,
+                t.buffer_size,
+                t.simd_select,
+                t.perfcounter_ctrl,
+                u8::from(t.serialize_all)
+            ),
+        ));
+    }
+    let options = &run.options;
+    env.extend(
+        options
+            .kernel_include_regex
+            .clone()
+            .map(|r| (KERNEL_INCLUDE_ENV, r)),
+    );
+    env.extend(
+        options
+            .kernel_exclude_regex
+            .clone()
+            .map(|r| (KERNEL_EXCLUDE_ENV, r)),
+    );
+    Some(env)
+}
+
 /// A counter request and its plan.
 pub struct JobPlan {
     /// The job file; `None` when the command line alone asks.

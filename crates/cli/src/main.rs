@@ -387,6 +387,8 @@ enum Collect {
     Nothing,
     /// One group on every dispatch (`KINETO_ROCM_PMC`).
     Group,
+    /// Kernel mode: every pass of the plan on each selected dispatch.
+    KernelReplay,
     /// Step mode: the k-th profiled window collects the plan's run k (a
     /// counter group; `None`: a run the tool does not collect yet).
     PerWindow(Vec<Option<Vec<String>>>),
@@ -424,10 +426,14 @@ fn check_jobs(args: &RunArgs, show: fn(&str)) -> Result<Collect, Stop> {
         show(line);
     }
     let Some(groups) = jobs::application_runs(&jobs.plan) else {
+        let env = jobs::kernel_replay_env(&jobs.plan).unwrap_or_default();
+        for (name, value) in &env {
+            std::env::set_var(name, value);
+        }
         progress(
-            "not collected yet: kernel replay; this plan is checked and shown, and the trace carries no counter values",
+            "kernel replay: each selected eager dispatch runs once per pass (the SDK's kernel-replay service); graph launches are not replayed",
         );
-        return Ok(Collect::Nothing);
+        return Ok(Collect::KernelReplay);
     };
     match groups.as_slice() {
         [Some(group)] => {
@@ -642,10 +648,14 @@ impl RunArgs {
 fn run(args: &RunArgs, outputs: Vec<Output>, gzip_level: u32) -> Result<(), Stop> {
     let collect = check_jobs(args, |line| println!("{line}"))?;
     let counters = collect.any();
+    let kernel_mode = matches!(collect, Collect::KernelReplay);
     let workload = args.workload()?;
     args.model.export_tool_settings();
     let mut plan = args.plan(outputs, gzip_level);
     plan.collect_per_window(collect, args)?;
+    if let (true, Some(first)) = (kernel_mode, plan.files().first()) {
+        let _ = jobs::thread_trace_next_to(&first.path);
+    }
     // Nothing here compares with the ground truth; do not keep it.
     plan.options.record_truth = false;
     let session = profile(&workload, &plan)?;
@@ -662,7 +672,19 @@ fn run(args: &RunArgs, outputs: Vec<Output>, gzip_level: u32) -> Result<(), Stop
             counts.graphed,
             counts.copies
         );
-        if counters {
+        if kernel_mode {
+            let events = trace::read(&file.path)?.events;
+            let passes = events.iter().filter(|e| e.replay_pass.is_some()).count();
+            let dispatches: std::collections::HashSet<u64> = events
+                .iter()
+                .filter(|e| e.replay_pass.is_some())
+                .filter_map(|e| e.dispatch_id)
+                .collect();
+            println!(
+                "kernel replay: {passes} kernel events are passes of {} replayed dispatches",
+                dispatches.len()
+            );
+        } else if counters {
             let rows = counter_table::node_rows(&trace::read(&file.path)?.events);
             if rows.is_empty() {
                 println!("no graph node carries counter values");
@@ -751,6 +773,7 @@ fn validate_command(
     truth_out: Option<&Path>,
 ) -> Result<bool, Stop> {
     let collect = check_jobs(args, |line| eprintln!("{line}"))?;
+    let kernel_mode = matches!(collect, Collect::KernelReplay);
     let workload = args.workload()?;
     args.model.export_tool_settings();
     let default_out =
@@ -759,6 +782,11 @@ fn validate_command(
     let out = out.unwrap_or(&default_out);
     let mut plan = args.plan(vec![Output::new(out, Some(Format::Json))], 1);
     plan.collect_per_window(collect, args)?;
+    // A thread trace next to a trace not kept goes with it.
+    let thread_trace_dir = kernel_mode
+        .then(|| jobs::thread_trace_next_to(out))
+        .flatten()
+        .filter(|_| !keep);
     if let Some(&(_, last)) = plan.schedule.0.last() {
         if last >= plan.steps {
             return Err(Stop::Failed(format!(
@@ -829,6 +857,9 @@ fn validate_command(
         }
     }
     let report = validator.finish();
+    if let Some(dir) = thread_trace_dir {
+        let _ = std::fs::remove_dir_all(dir);
+    }
     progress(&format!(
         "{} trace file(s) read and compared in {:.2?}",
         files.len(),

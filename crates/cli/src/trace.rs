@@ -62,6 +62,10 @@ pub struct GpuEvent {
     /// A copy's `src device` and `dst device` (-1: the host).
     pub src_device: Option<i64>,
     pub dst_device: Option<i64>,
+    /// Which kernel-replay pass it is (`replay pass`).
+    pub replay_pass: Option<u64>,
+    /// The files of its raw thread trace (`thread trace`), comma-separated.
+    pub thread_trace: Option<Arc<str>>,
 }
 
 /// An event of the timeline beyond GPU work and runtime calls: cuda_sync,
@@ -206,8 +210,10 @@ struct RawArgs<'a> {
     graph_id: Option<u64>,
     graph_node_id: Option<u64>,
     bytes: Option<u64>,
+    replay_pass: Option<u64>,
     value: Option<u64>,
     mangled_name: Option<Cow<'a, str>>,
+    thread_trace: Option<Cow<'a, str>>,
     src_device: Option<i64>,
     dst_device: Option<i64>,
     wait_on_stream: Option<i64>,
@@ -248,12 +254,17 @@ impl<'de: 'a, 'a> Visitor<'de> for ArgsVisitor<'a> {
                 "graph id" => &mut args.graph_id,
                 "graph node id" => &mut args.graph_node_id,
                 "bytes" => &mut args.bytes,
+                "replay pass" => &mut args.replay_pass,
                 "value" => {
                     args.value = map.next_value()?;
                     continue;
                 }
                 "mangled name" => {
                     args.mangled_name = map.next_value::<Option<Text>>()?.map(|t| t.0);
+                    continue;
+                }
+                "thread trace" => {
+                    args.thread_trace = map.next_value::<Option<Text>>()?.map(|t| t.0);
                     continue;
                 }
                 "src device" => {
@@ -619,6 +630,8 @@ impl<'p> Builder<'p> {
             mangled_name: args.and_then(|a| a.mangled_name.as_deref()).map(Arc::from),
             src_device: args.and_then(|a| a.src_device),
             dst_device: args.and_then(|a| a.dst_device),
+            replay_pass: int(|a| a.replay_pass),
+            thread_trace: args.and_then(|a| a.thread_trace.as_deref()).map(Arc::from),
         };
         self.trace.events.push(event);
     }
@@ -655,6 +668,12 @@ fn args_of(args: &[(String, ArgValue)]) -> RawArgs<'_> {
             "graph id" => out.graph_id = uint,
             "graph node id" => out.graph_node_id = uint,
             "bytes" => out.bytes = uint,
+            "replay pass" => out.replay_pass = uint,
+            "thread trace" => {
+                if let ArgValue::Str(files) = value {
+                    out.thread_trace = Some(Cow::Borrowed(files.as_str()));
+                }
+            }
             k if k.starts_with(|c: char| c.is_ascii_uppercase()) => {
                 let number = match value {
                     ArgValue::Float(v) => Some(*v),

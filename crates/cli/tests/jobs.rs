@@ -73,8 +73,9 @@ fn a_good_job_file_prints_its_passes_and_runs() {
     );
     assert!(out.exists(), "the workload ran and wrote its trace");
     assert!(
-        text(&output.stderr).contains("not collected yet: kernel replay"),
-        "a kernel-replay plan is not collected yet, and says so"
+        text(&output.stderr)
+            .contains("kernel replay: each selected eager dispatch runs once per pass"),
+        "a kernel-replay plan says what it replays"
     );
 }
 
@@ -441,5 +442,166 @@ fn run_prints_each_graph_nodes_counter_means() {
         assert_eq!(row[3], "200", "every replay carried counters");
         assert_eq!(row[4], "1024.0", "65536 work-items in 64-wide waves");
         assert_eq!(row[6], "100.0");
+    }
+}
+
+/// The shipped kernel-replay job file: SQ_WAVES,GRBM_COUNT; the thread
+/// trace; GRBM_GUI_ACTIVE; kernels matching `gemm`.
+fn kernel_replay_jobs() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/jobs/kernel-replay.yaml")
+}
+
+/// Kernel events by dispatch id: (kernel name, replay pass, counter names).
+type Passes = std::collections::BTreeMap<u64, Vec<(String, Option<u64>, Vec<String>)>>;
+
+fn passes_in(trace: &Path) -> Passes {
+    let trace: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(trace).unwrap()).unwrap();
+    let mut out = Passes::new();
+    for e in trace["traceEvents"].as_array().unwrap() {
+        if e["cat"] != "kernel" {
+            continue;
+        }
+        let args = e["args"].as_object().unwrap();
+        let mut counters: Vec<String> = args
+            .keys()
+            .filter(|k| k.starts_with(|c: char| c.is_ascii_uppercase()) && *k != "External id")
+            .cloned()
+            .collect();
+        counters.sort();
+        out.entry(args["dispatch id"].as_u64().unwrap())
+            .or_default()
+            .push((
+                e["name"].as_str().unwrap().to_string(),
+                args.get("replay pass").and_then(|p| p.as_u64()),
+                counters,
+            ));
+    }
+    out
+}
+
+/// Kernel mode (issue 12): every selected eager dispatch shows exactly one
+/// kernel event per pass, `replay pass` 0..N-1 under its one dispatch id,
+/// each counter pass with its group's counters and the thread-trace pass
+/// with none; kernels the filter leaves out run once; `validate` matches
+/// every pass and value to the simulator's truth. Both submission models.
+#[test]
+fn kernel_mode_shows_each_selected_dispatch_once_per_pass_and_proves_each() {
+    let jobs = kernel_replay_jobs();
+    let jobs = jobs.to_str().unwrap();
+    for model in ["rocm", "ideal"] {
+        let out = scratch(&format!("kernel-replay-{model}.json"));
+        let (v, stderr) = validate_report(
+            "kernel-replay.json",
+            &[
+                "--jobs",
+                jobs,
+                "--submission-model",
+                model,
+                "--out",
+                out.to_str().unwrap(),
+            ],
+        );
+        assert!(stderr.contains("kernel replay: each selected eager dispatch runs once per pass"));
+        assert_eq!(v["is_clean"], true, "{model}: {v:#}");
+        // 40 eager gemm dispatches (12 + 12 + 16) x 3 passes.
+        assert_eq!(v["replay_pass_events"], 120, "{model}: {v:#}");
+        assert_eq!(v["counter_values"], 40 * 3, "{model}");
+        assert_eq!(v["wrong_counter_values"], 0);
+        assert_eq!(v["missing_counter_values"], 0);
+        let passes = passes_in(&out);
+        let group_of = |pass: u64| match pass {
+            0 => vec!["GRBM_COUNT".to_string(), "SQ_WAVES".to_string()],
+            1 => vec![],
+            _ => vec!["GRBM_GUI_ACTIVE".to_string()],
+        };
+        let mut replayed = 0;
+        for (dispatch, events) in &passes {
+            let name = &events[0].0;
+            let eager_gemm = name.starts_with("gemm_") && name != "gemm_in_graph";
+            if !eager_gemm {
+                assert_eq!(
+                    events.len(),
+                    1,
+                    "{model}: {name} (dispatch {dispatch}) runs once"
+                );
+                assert_eq!(events[0].1, None);
+                continue;
+            }
+            replayed += 1;
+            let mut got: Vec<(Option<u64>, Vec<String>)> =
+                events.iter().map(|(_, p, c)| (*p, c.clone())).collect();
+            got.sort();
+            let want: Vec<(Option<u64>, Vec<String>)> =
+                (0..3).map(|p| (Some(p), group_of(p))).collect();
+            assert_eq!(got, want, "{model}: dispatch {dispatch} ({name})");
+        }
+        assert_eq!(replayed, 40, "{model}");
+
+        // The thread-trace pass's raw data sits next to the trace, named on
+        // that pass's event and on no other.
+        assert_eq!(v["thread_trace_events"], 40, "{model}: {v:#}");
+        assert_eq!(v["wrong_thread_traces"], 0);
+        assert_eq!(v["missing_thread_traces"], 0);
+        let trace: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+        let dir = format!("{}.att", out.display());
+        for e in trace["traceEvents"].as_array().unwrap() {
+            let files = e["args"]["thread trace"].as_str();
+            if e["args"]["replay pass"] == 1 {
+                for file in files.expect("the trace pass names its files").split(',') {
+                    assert!(file.starts_with(&dir), "{file}");
+                    assert!(std::fs::metadata(file).unwrap().len() > 0, "{file}");
+                }
+            } else {
+                assert_eq!(files, None, "{e}");
+            }
+        }
+        let _ = std::fs::remove_dir_all(dir);
+    }
+}
+
+/// An agent that cannot collect a configured group skips that pass and
+/// says so; the other groups keep their order (seed 004's rule).
+#[test]
+fn kernel_mode_skips_a_group_the_agent_cannot_collect_and_says_so() {
+    let file = write(
+        "skip.yaml",
+        "job_replay_mode: kernel\njobs:\n  - pmc: [SQ_WAVES]\n    kernel_replay_beta_enabled: true\n    kernel_include_regex: gemm\n  - pmc: [NOT_A_COUNTER]\n  - pmc: [GRBM_COUNT]\n",
+    );
+    let out = scratch("kernel-replay-skip.json");
+    let (v, stderr) = validate_report(
+        "kernel-replay.json",
+        &[
+            "--jobs",
+            file.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(
+        stderr
+            .matches("skips configured pass 1 (NOT_A_COUNTER): it cannot collect those counters")
+            .count(),
+        1,
+        "said once per agent: {stderr}"
+    );
+    assert_eq!(v["is_clean"], true, "{v:#}");
+    assert_eq!(v["replay_pass_events"], 40 * 2);
+    for (dispatch, events) in passes_in(&out) {
+        if events.len() == 1 {
+            continue;
+        }
+        let mut got: Vec<(Option<u64>, Vec<String>)> =
+            events.iter().map(|(_, p, c)| (*p, c.clone())).collect();
+        got.sort();
+        assert_eq!(
+            got,
+            vec![
+                (Some(0), vec!["SQ_WAVES".to_string()]),
+                (Some(1), vec!["GRBM_COUNT".to_string()]),
+            ],
+            "dispatch {dispatch}"
+        );
     }
 }

@@ -4,9 +4,12 @@
 use super::attribution::{Attribution, WindowSpan};
 use super::counters;
 use super::devices::Devices;
+use super::replay;
+use super::thread_traces;
 use super::timeline::{self, TimelineContext, TimelineEvidence};
 use crate::window::{
-    CopyActivity, DeviceLane, FinishedWindow, GraphNode, KernelActivity, RuntimeActivity,
+    CopyActivity, DeviceLane, FinishedWindow, GraphNode, KernelActivity, ReplayPass,
+    RuntimeActivity,
 };
 use activity_store::{CopyDirection, FinalisedWindow};
 use rocprofiler_sys::hip_runtime_api_id;
@@ -55,6 +58,7 @@ pub fn finish(mut window: FinalisedWindow, span: &WindowSpan, cx: &Context) -> F
     let mut kernel_symbols: Vec<String> = Vec::new();
     let k = &window.kernels;
     let mut kernels = Vec::with_capacity(k.len());
+    let mut unnumbered_passes = 0u64;
     for row in k.rows() {
         let index = *name_index.entry(row.kernel_id).or_insert_with(|| {
             let symbol = cx
@@ -66,7 +70,7 @@ pub fn finish(mut window: FinalisedWindow, span: &WindowSpan, cx: &Context) -> F
             kernel_symbols.push(symbol);
             (kernel_names.len() - 1) as u32
         });
-        kernels.push(KernelActivity {
+        let kernel = KernelActivity {
             name_index: index,
             device: devices.index_of(row.agent.0),
             stream: row.stream,
@@ -82,10 +86,45 @@ pub fn finish(mut window: FinalisedWindow, span: &WindowSpan, cx: &Context) -> F
             external_id: row.external_id_default,
             user_external_id: row.external_id_user,
             graph: graph_node(row.graph_id, row.graph_node_id),
-            counters: counters::take(row.dispatch_id),
+            counters: Vec::new(),
             blit: None,
             branch: None,
-        });
+            replay: None,
+            thread_trace: None,
+        };
+        match replay::passes_of(row.dispatch_id, row.start_ns, row.end_ns) {
+            None => kernels.push(KernelActivity {
+                counters: counters::take(row.dispatch_id, 0),
+                thread_trace: thread_traces::take(row.dispatch_id, 0),
+                ..kernel
+            }),
+            Some(passes) => {
+                for pass in passes {
+                    unnumbered_passes += u64::from(pass.number.is_none());
+                    kernels.push(KernelActivity {
+                        start_ns: pass.start_ns,
+                        end_ns: pass.end_ns,
+                        counters: pass
+                            .number
+                            .map(|p| counters::take(row.dispatch_id, p))
+                            .unwrap_or_default(),
+                        thread_trace: pass
+                            .number
+                            .and_then(|p| thread_traces::take(row.dispatch_id, p)),
+                        replay: pass.number.map(|pass_number| ReplayPass {
+                            pass: pass_number,
+                            passes: pass.passes,
+                        }),
+                        ..kernel.clone()
+                    });
+                }
+            }
+        }
+    }
+    if unnumbered_passes > 0 {
+        summary.push(format!(
+            "replay_passes_unnumbered={unnumbered_passes} (a replayed dispatch's passes did not all arrive in its window)"
+        ));
     }
     let copies = window
         .copies

@@ -25,6 +25,13 @@ impl Devices {
         self.by_agent.get(&agent).map_or(0, |(index, _)| *index)
     }
 
+    /// Every GPU's agent handle.
+    pub fn agents(&self) -> Vec<u64> {
+        let mut agents: Vec<u64> = self.by_agent.keys().copied().collect();
+        agents.sort_unstable();
+        agents
+    }
+
     /// (device index, name), sorted by index.
     pub fn lanes(&self) -> Vec<(u32, String)> {
         let mut lanes: Vec<(u32, String)> = self.by_agent.values().cloned().collect();

@@ -8,5 +8,7 @@ pub mod captures;
 pub mod counters;
 pub mod devices;
 mod presence;
+pub mod replay;
 pub mod roles;
+pub mod thread_traces;
 pub mod timeline;

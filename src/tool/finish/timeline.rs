@@ -564,15 +564,24 @@ fn memsets_and_blit_copies(
         }
     }
     let mut unsure = 0;
-    for (plan, mut kernels) in groups.into_values() {
-        if kernels.len() != plan.kernels() {
+    for (plan, kernels) in groups.into_values() {
+        // A call's or node's parts are written in order into one queue, and
+        // dispatch ids follow a queue's slot order. Kernel-replay passes of
+        // one dispatch share its id: they are the same part.
+        let mut dispatches: Vec<u64> = kernels
+            .iter()
+            .map(|&i| out.kernels[i].dispatch_id)
+            .collect();
+        dispatches.sort_unstable();
+        dispatches.dedup();
+        if dispatches.len() != plan.kernels() {
             unsure += kernels.len() as u64;
             continue;
         }
-        // A call's or node's parts are written in order into one queue, and
-        // dispatch ids follow a queue's slot order.
-        kernels.sort_unstable_by_key(|&i| out.kernels[i].dispatch_id);
-        for (part, i) in kernels.into_iter().enumerate() {
+        for i in kernels {
+            let part = dispatches
+                .binary_search(&out.kernels[i].dispatch_id)
+                .expect("listed above");
             out.kernels[i].blit = Some(match plan {
                 BlitPlan::Memset { parts, value } => Blit::Memset {
                     bytes: parts.bytes()[part],
@@ -1142,6 +1151,8 @@ mod tests {
             }),
             blit: None,
             branch: None,
+            replay: None,
+            thread_trace: None,
             counters: Vec::new(),
         };
         let spec = |work, deps: &[u32], detail| NodeSpec {
@@ -1223,6 +1234,8 @@ mod tests {
             counters: Vec::new(),
             blit: None,
             branch: None,
+            replay: None,
+            thread_trace: None,
         };
         let mut out = FinishedWindow {
             kernel_symbols: vec!["__amd_rocclr_fillBufferAligned".into()],

@@ -14,6 +14,7 @@
 //! is made at its first dispatch under a group: its supported counters are
 //! read from the SDK's catalog, and an agent that lacks one of the group's
 //! counters collects nothing, said once in the log.
+use super::kernel_replay;
 use super::tool::check;
 use crate::error::ToolError;
 use crate::tool::finish::counters::{self, GroupNames};
@@ -37,7 +38,7 @@ struct AgentConfig {
 
 /// A group asked for, with each agent's config (`None`: the agent cannot
 /// collect it).
-struct Group {
+pub struct Group {
     number: u64,
     names: GroupNames,
     agents: Mutex<HashMap<u64, Option<Arc<AgentConfig>>>>,
@@ -88,6 +89,25 @@ pub fn configure(sdk: &Sdk, context: rocprofiler_context_id_t) -> Result<(), Too
     Ok(())
 }
 
+/// A group its dispatches' records can find by number; counted where
+/// something picks it (`request`, or a kernel-replay pass).
+pub fn register(names: Vec<String>) -> Arc<Group> {
+    let group = Arc::new(Group {
+        number: NEXT_GROUP.fetch_add(1, Ordering::Relaxed),
+        names: names.into(),
+        agents: Mutex::new(HashMap::new()),
+    });
+    GROUPS.insert(group.number, group.clone());
+    group
+}
+
+/// Can `agent` collect every counter of `group`? (Its config is made here
+/// if it was not yet.)
+pub fn collects(group: &Group, agent: rocprofiler_agent_id_t) -> bool {
+    SDK.get()
+        .is_some_and(|sdk| group.config_for(sdk, agent).is_some())
+}
+
 /// Counts `names` on every dispatch from now on, in place of any group
 /// asked for before (asked before the SDK initialised the tool, from its
 /// first dispatch).
@@ -99,14 +119,18 @@ pub fn request(names: Vec<String>) -> Result<(), ToolError> {
         "kineto-rocm: collecting counters {} per dispatch",
         names.join(",")
     );
-    let group = Arc::new(Group {
-        number: NEXT_GROUP.fetch_add(1, Ordering::Relaxed),
-        names: names.into(),
-        agents: Mutex::new(HashMap::new()),
-    });
-    GROUPS.insert(group.number, group.clone());
-    ACTIVE.store(Some(group));
+    ACTIVE.store(Some(register(names)));
     Ok(())
+}
+
+/// A dispatch's user data: its group's number, and the kernel-replay pass
+/// it was counted in above bit 40 (0 when not replayed).
+fn user_value(group: u64, pass: u32) -> u64 {
+    (u64::from(pass) << 40) | group
+}
+
+fn group_and_pass(value: u64) -> (u64, u32) {
+    (value & ((1 << 40) - 1), (value >> 40) as u32)
 }
 
 /// Counts nothing from now on; dispatches already counted keep their values.
@@ -132,6 +156,10 @@ unsafe extern "C" fn collect_ids(
 }
 
 impl Group {
+    pub fn names(&self) -> &GroupNames {
+        &self.names
+    }
+
     /// The agent's supported counters by name.
     fn supported(sdk: &Sdk, agent: rocprofiler_agent_id_t) -> HashMap<String, u64> {
         let mut ids: Vec<rocprofiler_counter_id_t> = Vec::new();
@@ -236,22 +264,34 @@ unsafe extern "C" fn on_dispatch(
     _args: *mut c_void,
 ) {
     let _ = std::panic::catch_unwind(|| {
-        // A guard, not a clone: most dispatches of most runs see no group.
-        let active = ACTIVE.load();
-        let (Some(sdk), Some(group)) = (SDK.get(), active.as_ref()) else {
+        let Some(sdk) = SDK.get() else {
             return;
         };
         if config.is_null() {
             return;
         }
-        if let Some(agent) = group.config_for(sdk, data.dispatch_info.agent_id) {
-            // SAFETY: the SDK's out-pointers; config checked non-null.
-            unsafe {
-                (*config).handle = agent.config;
-                if !user_data.is_null() {
-                    (*user_data).value = group.number;
+        let info = &data.dispatch_info;
+        let choose = |group: &Group, pass: u32| {
+            if let Some(agent) = group.config_for(sdk, info.agent_id) {
+                // SAFETY: the SDK's out-pointers; config checked non-null.
+                unsafe {
+                    (*config).handle = agent.config;
+                    if !user_data.is_null() {
+                        (*user_data).value = user_value(group.number, pass);
+                    }
                 }
             }
+        };
+        if let Some((pass, number)) = kernel_replay::current_pass(info.dispatch_id, info.agent_id) {
+            if let kernel_replay::Pass::Counters(group) = pass {
+                choose(&group, number);
+            }
+            return;
+        }
+        // A guard, not a clone: most dispatches of most runs see no group.
+        let active = ACTIVE.load();
+        if let Some(group) = active.as_ref() {
+            choose(group, 0);
         }
     });
 }
@@ -271,7 +311,7 @@ unsafe extern "C" fn on_record(
             return;
         }
         // SAFETY: the value this dispatch's on_dispatch wrote.
-        let number = unsafe { user_data.value };
+        let (number, pass) = group_and_pass(unsafe { user_data.value });
         let Some(group) = GROUPS.get(&number).map(|g| g.clone()) else {
             return;
         };
@@ -285,7 +325,7 @@ unsafe extern "C" fn on_record(
             // SAFETY: a valid out-pointer.
             let status = unsafe { (sdk.query_record_counter_id)(r.id, &mut id) };
             if let (true, Some(&index)) = (status.is_success(), agent.index_of.get(&id.handle)) {
-                counters::add(r.dispatch_id, &group.names, index, r.counter_value);
+                counters::add(r.dispatch_id, pass, &group.names, index, r.counter_value);
             }
         }
     });

@@ -4,7 +4,8 @@
 //! window, buffers kernel dispatches, memory copies, HIP API calls and
 //! correlation-id retirement (and, for the launch-stack attribution method, asks for
 //! external correlation ids); with a counter group asked for, it also counts
-//! each dispatch's hardware counters (`counting`). The callback context takes HIP API (CPU
+//! each dispatch's hardware counters (`counting`), and in kernel mode runs each
+//! selected dispatch once per pass (`kernel_replay`). The callback context takes HIP API (CPU
 //! linkage and completeness at ENTER, graph building and exec lifecycle),
 //! HIP_STREAM (the stream a call has), CODE_OBJECT (kernel names and host
 //! stubs) and HIP_GRAPH (1.3+). With graph attribution on, the callback
@@ -15,6 +16,8 @@
 use super::callbacks;
 use super::counting;
 use super::external_correlation;
+use super::kernel_replay;
+use super::thread_trace;
 use super::tool::{check, Services};
 use crate::error::ToolError;
 use crate::tool::finish::attribution::Method;
@@ -76,6 +79,9 @@ pub fn configure_all(
     }
 
     counting::configure(sdk, context)?;
+    // Replay runs inside windows only, like the counting it serves.
+    kernel_replay::configure(sdk, context)?;
+    let thread_trace = thread_trace::configure(sdk)?;
 
     let mut callback_kinds = vec![
         rocprofiler_callback_tracing_kind_t::HIP_RUNTIME_API,
@@ -142,6 +148,7 @@ pub fn configure_all(
     let markers = ranges.then(|| configure_ranges(sdk)).transpose()?;
     Ok(Services {
         context,
+        thread_trace,
         session,
         markers,
         buffer,

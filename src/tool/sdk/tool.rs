@@ -24,6 +24,8 @@ use std::time::Duration;
 pub struct Services {
     /// Started and stopped with each window.
     pub context: rocprofiler_context_id_t,
+    /// Kernel mode's thread-trace pass; started and stopped with `context`.
+    pub thread_trace: Option<rocprofiler_context_id_t>,
     /// Active for the whole session; `None` when the callbacks live in
     /// `context`.
     pub session: Option<rocprofiler_context_id_t>,
@@ -158,6 +160,12 @@ impl Tool {
         check("rocprofiler_start_context", unsafe {
             (self.sdk.start_context)(self.services.context)
         })?;
+        if let Some(trace) = self.services.thread_trace {
+            // SAFETY: the context came from create_context.
+            check("rocprofiler_start_context", unsafe {
+                (self.sdk.start_context)(trace)
+            })?;
+        }
         *collecting = true;
         Ok(())
     }
@@ -168,6 +176,10 @@ impl Tool {
         let mut collecting = self.collecting.lock().unwrap_or_else(|e| e.into_inner());
         if !*collecting {
             return Err(ToolError::Usage("stop without a start"));
+        }
+        if let Some(trace) = self.services.thread_trace {
+            // SAFETY: the context came from create_context.
+            let _ = unsafe { (self.sdk.stop_context)(trace) };
         }
         // SAFETY: the context came from create_context.
         let status = unsafe { (self.sdk.stop_context)(self.services.context) };

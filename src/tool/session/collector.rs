@@ -6,6 +6,7 @@
 use crate::tool::finish::activities::{self, Context};
 use crate::tool::finish::attribution::{Attribution, Method, WindowSpan};
 use crate::tool::finish::devices::Devices;
+use crate::tool::finish::replay;
 use crate::tool::finish::timeline::TimelineEvidence;
 use crate::window::FinishedWindow;
 use crate::window::Overhead;
@@ -150,6 +151,15 @@ impl Collector {
         self.store.record_stream(correlation_id, stream);
     }
 
+    /// A kernel's symbol, once its code object was loaded.
+    pub fn kernel_symbol(&self, kernel_id: u64) -> Option<String> {
+        self.kernel_names
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&kernel_id)
+            .cloned()
+    }
+
     pub fn on_kernel_symbol(&self, kernel_id: u64, name: String) {
         if let Some(attribution) = &self.attribution {
             attribution.on_device_kernel(kernel_id, &name);
@@ -172,6 +182,7 @@ impl Collector {
     /// batch (one lock per run of a window, not per record), retirements
     /// last, so a correlation id retires only after its records are stored.
     pub fn on_records(&self, records: &mut Batch) {
+        replay::hold_back_repeats(&mut records.kernels);
         self.store.push_kernels(&records.kernels);
         self.store.push_copies(&records.copies);
         self.store.push_api_calls(&records.api_calls);
@@ -232,6 +243,7 @@ impl Collector {
             let _ = self.store.finalise(id);
         }
         self.timeline.clear();
+        replay::clear();
     }
 
     /// Waits (at most `deadline` per window) for every correlation id issued

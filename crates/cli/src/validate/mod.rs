@@ -1,7 +1,8 @@
 //! Compares traces with the simulator's ground truth, claim by claim.
 //!
 //! Every GPU event is matched to the truth op it shows (kernels, blit
-//! kernels included, by `dispatch id`; copies, which carry none, by their
+//! kernels included, by `dispatch id` and, for a kernel-replay pass, its
+//! `replay pass`; copies, which carry none, by their
 //! exact start, end, bytes and direction), and every truth op of a profiled
 //! window to an event. Then each field the backend emitted is checked
 //! against that op: the graph key ([`keys`]), `correlation`, `External id`,
@@ -118,6 +119,16 @@ pub struct Validation {
     /// Runtime calls whose correlation, thread, name or External id is not
     /// the truth's (checked when the truth lists calls).
     pub wrong_runtime_events: usize,
+    /// Kernel events naming thread-trace files.
+    pub thread_trace_events: usize,
+    /// Of those, events whose files are missing or do not hold the bytes
+    /// the truth says the pass's trace had, or that were not traced.
+    pub wrong_thread_traces: usize,
+    /// Traced passes whose event names no files.
+    pub missing_thread_traces: usize,
+    /// Kernel events naming a kernel-replay pass (matched to the truth's
+    /// record of that pass: a wrong pass number is an unknown event).
+    pub replay_pass_events: usize,
     // Hardware counters.
     /// Counter values shown on kernel events.
     pub counter_values: usize,
@@ -203,6 +214,7 @@ impl Validation {
             + self.wrong_flows
             + self.wrong_runtime_events
             + self.wrong_counter_values
+            + self.wrong_thread_traces
             + self.wrong_counter_samples
             + self.wrong_memsets
             + self.wrong_copy_devices
@@ -223,6 +235,7 @@ impl Validation {
             && self.aliased_keys == 0
             && self.missing_events == 0
             && self.missing_counter_values == 0
+            && self.missing_thread_traces == 0
             && self.missing_counter_samples == 0
             && self.extra_events == 0
             && self.missing_syncs == 0
@@ -268,7 +281,8 @@ pub struct Validator<'t> {
     /// The truth predates the rocm-model fields (no exec_epoch, no calls).
     legacy: bool,
     legacy_updates: HashMap<u64, Vec<u64>>,
-    kernels: HashMap<u64, OpRef>,
+    /// By dispatch id and kernel-replay pass (`None`: not replayed).
+    kernels: HashMap<(u64, Option<u32>), OpRef>,
     copies: HashMap<(u64, u64, u64), Vec<OpRef>>,
     calls: HashMap<u64, &'t CallTruth>,
     used: Vec<Vec<bool>>,
@@ -297,7 +311,7 @@ impl<'t> Validator<'t> {
                 };
                 match op.kind {
                     OpKind::Kernel => {
-                        kernels.insert(op.dispatch_id, at);
+                        kernels.insert((op.dispatch_id, op.replay_pass), at);
                     }
                     OpKind::Memcpy => copies
                         .entry((op.start_ns, op.end_ns, op.bytes))
@@ -459,7 +473,13 @@ impl<'t> Validator<'t> {
         // Kernels, memsets and copies run as blit kernels carry their
         // dispatch id; SDMA copies carry none.
         let found = match (event.category, event.dispatch_id) {
-            (_, Some(d)) => self.kernels.get(&d).copied(),
+            (_, Some(d)) => {
+                let pass = event.replay_pass.map(|p| p as u32);
+                if pass.is_some() {
+                    self.report.replay_pass_events += 1;
+                }
+                self.kernels.get(&(d, pass)).copied()
+            }
             (GpuCategory::Memcpy, None) => self.match_copy(event, in_unit),
             (_, None) => None,
         };
@@ -579,8 +599,28 @@ impl<'t> Validator<'t> {
             .keys()
             .filter(|name| !event.counters.iter().any(|(shown, _)| shown == *name))
             .count();
+        self.check_thread_trace(event, op.thread_trace_bytes);
         let lane = trace.lane_stream(event.pid, event.tid);
         links::check_event(&mut self.report, event, op, lane, expected);
+    }
+
+    /// A traced pass names files holding exactly the bytes the SDK handed
+    /// the tool; an untraced one names none.
+    fn check_thread_trace(&mut self, event: &GpuEvent, truth_bytes: u64) {
+        let Some(files) = &event.thread_trace else {
+            if truth_bytes > 0 {
+                self.report.missing_thread_traces += 1;
+            }
+            return;
+        };
+        self.report.thread_trace_events += 1;
+        let written: Option<u64> = files
+            .split(',')
+            .map(|f| std::fs::metadata(f).ok().map(|m| m.len()))
+            .sum();
+        if written != Some(truth_bytes) || truth_bytes == 0 {
+            self.report.wrong_thread_traces += 1;
+        }
     }
 
     /// Judges what is missing and the graph-id bijection, once every trace
@@ -733,6 +773,14 @@ pub fn print(v: &Validation) {
     n("wrong flows", v.wrong_flows);
     n("runtime events", v.runtime_events);
     n("wrong runtime events", v.wrong_runtime_events);
+    if v.replay_pass_events > 0 {
+        n("kernel-replay pass events", v.replay_pass_events);
+    }
+    if v.thread_trace_events + v.missing_thread_traces > 0 {
+        n("thread-trace events", v.thread_trace_events);
+        n("wrong thread traces", v.wrong_thread_traces);
+        n("missing thread traces", v.missing_thread_traces);
+    }
     if v.counter_values + v.missing_counter_values > 0 {
         n("counter values", v.counter_values);
         n("wrong counter values", v.wrong_counter_values);

@@ -146,6 +146,8 @@ fn faithful(op: &OpTruth, graph_id: impl Fn(u64, u32) -> u64, external: Option<u
         mangled_name: None,
         src_device: None,
         dst_device: None,
+        replay_pass: op.replay_pass.map(u64::from),
+        thread_trace: None,
     }
 }
 
@@ -816,4 +818,94 @@ fn a_counter_track_sample_no_kernel_explains_is_wrong_and_a_lacking_one_missing(
     let v = check(&runs, SDK_13, &dropped);
     assert_eq!((v.wrong_counter_samples, v.missing_counter_samples), (0, 1));
     assert!(!v.is_clean);
+}
+
+/// Kernel replay: each pass is its own truth op under the dispatch's one
+/// id; the third kernel ran three passes, the second of which was traced
+/// (`bytes` of raw data).
+fn replayed_session(bytes: u64) -> Vec<RunTruth> {
+    let mut runs = session();
+    let ops = &mut runs[0].ops;
+    let k = (0..ops.len())
+        .filter(|&i| ops[i].kind == OpKind::Kernel)
+        .nth(2)
+        .unwrap();
+    ops[k].replay_pass = Some(0);
+    for pass in 1..3 {
+        let mut op = ops[k].clone();
+        op.replay_pass = Some(pass);
+        op.start_ns += 1000 * u64::from(pass);
+        op.end_ns += 1000 * u64::from(pass);
+        if pass == 1 {
+            op.thread_trace_bytes = bytes;
+        }
+        ops.push(op);
+    }
+    runs
+}
+
+fn trace_file(name: &str, bytes: usize) -> String {
+    let path = std::env::temp_dir().join(format!("kineto-rocm-vt-{}-{name}", std::process::id()));
+    std::fs::write(&path, vec![7u8; bytes]).unwrap();
+    path.display().to_string()
+}
+
+#[test]
+fn each_replay_pass_is_matched_by_its_number_and_a_wrong_number_is_unknown() {
+    let runs = replayed_session(0);
+    let trace = faithful_trace(&runs, &markers());
+    let v = check(&runs, SDK_13, &trace);
+    assert!(v.is_clean, "{v:#?}");
+    assert_eq!(v.replay_pass_events, 3);
+
+    let mut trace = faithful_trace(&runs, &markers());
+    let e = trace
+        .events
+        .iter_mut()
+        .find(|e| e.replay_pass == Some(2))
+        .unwrap();
+    e.replay_pass = Some(5);
+    let v = check(&runs, SDK_13, &trace);
+    assert_eq!((v.unknown_events, v.missing_events), (1, 1), "{v:#?}");
+    assert!(!v.is_clean);
+}
+
+#[test]
+fn a_thread_trace_must_name_files_holding_exactly_the_pass_bytes() {
+    let runs = replayed_session(100);
+    let with_files = |files: Option<String>| {
+        let mut trace = faithful_trace(&runs, &markers());
+        let e = trace
+            .events
+            .iter_mut()
+            .find(|e| e.replay_pass == Some(1))
+            .unwrap();
+        e.thread_trace = files.map(|f| f.into());
+        check(&runs, SDK_13, &trace)
+    };
+    let right = trace_file("right", 60) + "," + &trace_file("rest", 40);
+    let v = with_files(Some(right.clone()));
+    assert!(v.is_clean, "{v:#?}");
+    assert_eq!((v.thread_trace_events, v.wrong_thread_traces), (1, 0));
+
+    let v = with_files(Some(trace_file("short", 99)));
+    assert_eq!(v.wrong_thread_traces, 1, "a byte short");
+    let v = with_files(Some("/nonexistent/kineto-rocm.att".into()));
+    assert_eq!(v.wrong_thread_traces, 1, "no such file");
+    let v = with_files(None);
+    assert_eq!(v.missing_thread_traces, 1);
+    assert!(!v.is_clean);
+
+    let mut trace = faithful_trace(&runs, &markers());
+    let untraced = trace
+        .events
+        .iter_mut()
+        .find(|e| e.replay_pass == Some(0))
+        .unwrap();
+    untraced.thread_trace = Some(right.as_str().into());
+    let v = check(&runs, SDK_13, &trace);
+    assert_eq!(v.wrong_thread_traces, 1, "a pass that was not traced");
+    for file in right.split(',').chain([trace_file("short", 0).as_str()]) {
+        let _ = std::fs::remove_file(file);
+    }
 }

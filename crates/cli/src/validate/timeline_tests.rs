@@ -114,6 +114,8 @@ fn faithful() -> Trace {
         mangled_name: None,
         src_device: None,
         dst_device: None,
+        replay_pass: None,
+        thread_trace: None,
     });
     trace.timeline.push(TimelineEvent {
         device: Some(0),
@@ -308,6 +310,8 @@ fn graph_record_trace() -> Trace {
         mangled_name: None,
         src_device: None,
         dst_device: None,
+        replay_pass: None,
+        thread_trace: None,
         counters: Vec::new(),
     });
     trace.timeline.push(TimelineEvent {

@@ -605,3 +605,22 @@ fn kernel_mode_skips_a_group_the_agent_cannot_collect_and_says_so() {
         );
     }
 }
+
+/// An SDK without the kernel-replay domain (the simulator's 1.0): the tool
+/// says so and still traces everything once, nothing wrong.
+#[test]
+fn kernel_mode_on_an_sdk_without_replay_says_so_and_traces_the_rest() {
+    let jobs = kernel_replay_jobs();
+    let (v, stderr) = validate_report(
+        "kernel-replay.json",
+        &["--jobs", jobs.to_str().unwrap(), "--sdk-version", "1.0.0"],
+    );
+    assert!(
+        stderr.contains("this rocprofiler-sdk has no kernel-replay domain"),
+        "{stderr}"
+    );
+    assert_eq!(v["is_clean"], true, "{v:#}");
+    assert_eq!(v["replay_pass_events"], 0);
+    assert_eq!(v["counter_values"], 0);
+    assert!(v["kernel_events"].as_u64().unwrap() > 0);
+}

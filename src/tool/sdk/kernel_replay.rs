@@ -119,6 +119,14 @@ pub fn configure(sdk: &Sdk, context: rocprofiler_context_id_t) -> Result<bool, T
             std::ptr::null_mut(),
         )
     };
+    if status == rocprofiler_status_t::ERROR_KIND_NOT_FOUND {
+        // An SDK without the (experimental) domain: the rest of the trace
+        // is still worth having.
+        log::error!(
+            "kineto-rocm: this rocprofiler-sdk has no kernel-replay domain; dispatches run once and collect no counters"
+        );
+        return Ok(false);
+    }
     check(
         "rocprofiler_configure_callback_tracing_service (kernel replay)",
         status,

@@ -11,7 +11,7 @@
 //! thread that meets a new tracker starts with an empty stack, so launches
 //! left open by a previous profiling session cannot leak into this one.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 
 use crate::diagnostics::Anomaly;
 use crate::ids::{AttributionId, ExecHandle, GraphKey, LaunchedExec, NodeId};
@@ -97,10 +97,91 @@ impl LaunchStack {
     }
 }
 
+/// The top frame's next key, kept apart from the stack so that crediting a
+/// dispatch (the per-dispatch hot path) is three `Cell` reads and one
+/// write: no borrow flag, no frame lookup. While `key < end`, `key`, not
+/// the top frame's `next_ordinal`, is the truth for that frame; every other
+/// stack operation writes it back first (`spill`) and reloads it after
+/// (`fill`).
+#[derive(Clone, Copy)]
+struct HotKey {
+    /// The tracker the key is for; 0 = none.
+    owner: u64,
+    /// The packed key the next dispatch gets, while below `end`.
+    key: u64,
+    /// The frame's key of ordinal u32::MAX, which the slow path hands out
+    /// (marking the frame exhausted); 0 = the slow path decides every key.
+    end: u64,
+}
+
+const COLD: HotKey = HotKey {
+    owner: 0,
+    key: 0,
+    end: 0,
+};
+
+/// One `Cell` per field, so the hot path writes only `key`.
+struct Hot {
+    owner: Cell<u64>,
+    key: Cell<u64>,
+    end: Cell<u64>,
+}
+
+impl Hot {
+    fn get(&self) -> HotKey {
+        HotKey {
+            owner: self.owner.get(),
+            key: self.key.get(),
+            end: self.end.get(),
+        }
+    }
+
+    fn set(&self, hot: HotKey) {
+        self.owner.set(hot.owner);
+        self.key.set(hot.key);
+        self.end.set(hot.end);
+    }
+}
+
 thread_local! {
     static STACK: RefCell<LaunchStack> = const {
         RefCell::new(LaunchStack { owner: 0, depth: 0, frames: [UNUSED; STACK_CAPACITY] })
     };
+    static HOT: Hot = const {
+        Hot { owner: Cell::new(0), key: Cell::new(0), end: Cell::new(0) }
+    };
+}
+
+impl LaunchStack {
+    /// Writes the hot key's ordinal back into the top frame.
+    fn spill(&mut self, hot: HotKey) {
+        if hot.end == 0 || hot.owner != self.owner {
+            return;
+        }
+        if let Some(top) = self
+            .depth
+            .checked_sub(1)
+            .and_then(|d| self.frames.get_mut(d))
+        {
+            top.next_ordinal = hot.key as u32;
+        }
+    }
+
+    /// The hot key of the top frame, when the fast path may hand it out: an
+    /// attributed frame within capacity whose next ordinal is not the last.
+    fn fill(&self) -> HotKey {
+        let Some(top) = self.depth.checked_sub(1).and_then(|d| self.frames.get(d)) else {
+            return COLD;
+        };
+        match top.attribution {
+            Some(attribution) if !top.exhausted && top.next_ordinal != u32::MAX => HotKey {
+                owner: self.owner,
+                key: GraphKey::new(attribution, NodeId(top.next_ordinal)).pack(),
+                end: GraphKey::new(attribution, NodeId(u32::MAX)).pack(),
+            },
+            _ => COLD,
+        }
+    }
 }
 
 /// Run `f` on this thread's stack; `None` if it is unavailable (the thread
@@ -108,7 +189,15 @@ thread_local! {
 #[inline]
 fn with_stack<R>(f: impl FnOnce(&mut LaunchStack) -> R) -> Option<R> {
     STACK
-        .try_with(|cell| cell.try_borrow_mut().ok().map(|mut stack| f(&mut stack)))
+        .try_with(|cell| {
+            cell.try_borrow_mut().ok().map(|mut stack| {
+                let hot = HOT.with(Hot::get);
+                stack.spill(hot);
+                let out = f(&mut stack);
+                HOT.with(|h| h.set(stack.fill()));
+                out
+            })
+        })
         .ok()
         .flatten()
 }
@@ -182,6 +271,18 @@ pub(crate) fn pop(
 /// no attributed launch.
 #[inline]
 pub(crate) fn credit_dispatch(owner: u64) -> Result<u64, Anomaly> {
+    let fast = HOT.try_with(|h| {
+        let key = h.key.get();
+        // The key's low half is the ordinal; u32::MAX (`end`) goes the
+        // slow way, which marks the frame exhausted.
+        (h.owner.get() == owner && key < h.end.get()).then(|| {
+            h.key.set(key + 1);
+            key
+        })
+    });
+    if let Ok(Some(key)) = fast {
+        return Ok(key);
+    }
     with_stack(|stack| {
         let depth = stack.depth_for(owner);
         if depth == 0 || depth > STACK_CAPACITY {

@@ -14,7 +14,6 @@
 //! is made at its first dispatch under a group: its supported counters are
 //! read from the SDK's catalog, and an agent that lacks one of the group's
 //! counters collects nothing, said once in the log.
-use super::kernel_replay;
 use super::tool::check;
 use crate::error::ToolError;
 use crate::tool::finish::counters::{self, GroupNames};
@@ -22,6 +21,7 @@ use arc_swap::ArcSwapOption;
 use dashmap::DashMap;
 use once_cell::sync::{Lazy, OnceCell};
 use rocprofiler_sys::*;
+use std::cell::Cell;
 use std::collections::HashMap;
 use std::ffi::c_void;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -51,6 +51,31 @@ static ACTIVE: Lazy<ArcSwapOption<Group>> = Lazy::new(ArcSwapOption::empty);
 /// Every group asked for, by number, for the records of its dispatches.
 static GROUPS: Lazy<DashMap<u64, Arc<Group>>> = Lazy::new(DashMap::new);
 static NEXT_GROUP: AtomicU64 = AtomicU64::new(1);
+
+/// Kernel mode: the submission this thread is making, published by the
+/// kernel-replay callback: its dispatch id, the group its pass counts
+/// (`None`: a pass that counts nothing, the thread trace's) and the pass.
+#[derive(Clone, Copy)]
+struct ReplayPass {
+    dispatch_id: u64,
+    group: Option<u64>,
+    pass: u32,
+}
+
+thread_local! {
+    static REPLAY_PASS: Cell<Option<ReplayPass>> = const { Cell::new(None) };
+}
+
+/// Kernel mode: this thread's next submission of `dispatch_id` is `pass`,
+/// counting `group` (`None`: nothing); `dispatch_id` `None`: no pass.
+pub fn set_replay_pass(dispatch_id: Option<u64>, group: Option<&Group>, pass: u32) {
+    let current = dispatch_id.map(|dispatch_id| ReplayPass {
+        dispatch_id,
+        group: group.map(|g| g.number),
+        pass,
+    });
+    REPLAY_PASS.with(|p| p.set(current));
+}
 
 /// Counter names from a list, in order, without repeats or blanks.
 pub fn group_names<'a>(names: impl IntoIterator<Item = &'a str>) -> Vec<String> {
@@ -282,9 +307,12 @@ unsafe extern "C" fn on_dispatch(
                 }
             }
         };
-        if let Some((pass, number)) = kernel_replay::current_pass(info.dispatch_id, info.agent_id) {
-            if let kernel_replay::Pass::Counters(group) = pass {
-                choose(&group, number);
+        let replay = REPLAY_PASS
+            .with(Cell::get)
+            .filter(|p| p.dispatch_id == info.dispatch_id);
+        if let Some(replay) = replay {
+            if let Some(group) = replay.group.and_then(|n| GROUPS.get(&n).map(|g| g.clone())) {
+                choose(&group, replay.pass);
             }
             return;
         }

@@ -13,10 +13,13 @@
 //! dispatch not selected is not replayed and collects nothing.
 //!
 //! The pass a submission belongs to is published at PASS ENTER, on the
-//! thread that runs the loop, with the dispatch id: the counting and trace
-//! callbacks of that submission run on the same thread and read it, and a
-//! dispatch id that does not match means "not a pass of this loop".
+//! thread that runs the loop, with the dispatch id, to the counting and
+//! thread-trace services (`counting::set_replay_pass`,
+//! `thread_trace::trace_pass`): their callbacks for that submission run on
+//! the same thread, and a dispatch id that does not match means "not a pass
+//! of this loop".
 use super::counting::{self, Group};
+use super::thread_trace;
 use super::tool::{self, check};
 use crate::error::ToolError;
 use crate::tool::finish::replay;
@@ -25,7 +28,6 @@ use dashmap::DashMap;
 use once_cell::sync::OnceCell;
 use regex::Regex;
 use rocprofiler_sys::*;
-use std::cell::Cell;
 use std::ffi::c_void;
 use std::sync::Arc;
 
@@ -51,11 +53,6 @@ struct Plan {
 }
 
 static PLAN: OnceCell<Plan> = OnceCell::new();
-
-thread_local! {
-    /// (dispatch id, pass) of the submission this thread is making.
-    static CURRENT: Cell<Option<(u64, u32)>> = const { Cell::new(None) };
-}
 
 /// The configured passes of a plan's text: counter groups by their names,
 /// and where the trace goes.
@@ -193,16 +190,21 @@ pub fn has_thread_trace_pass() -> bool {
     })
 }
 
-/// What this thread's submission of `dispatch_id` on `agent` collects, and
-/// its pass; `None` outside kernel mode or for a dispatch not selected.
-pub fn current_pass(dispatch_id: u64, agent: rocprofiler_agent_id_t) -> Option<(Pass, u32)> {
-    let plan = PLAN.get()?;
-    let (id, pass) = CURRENT.with(Cell::get)?;
-    if id != dispatch_id {
-        return None;
-    }
-    let passes = plan.for_agent(agent);
-    Some((passes.get(pass as usize)?.clone(), pass))
+/// Tells the services what this thread's next submission of `dispatch_id`
+/// on `agent` is: pass `pass`, or (`None`) no pass of a replay.
+fn publish(plan: &Plan, dispatch_id: u64, agent: rocprofiler_agent_id_t, pass: Option<u32>) {
+    let kind = pass.and_then(|p| plan.for_agent(agent).get(p as usize).cloned());
+    let (Some(pass), Some(kind)) = (pass, kind) else {
+        counting::set_replay_pass(None, None, 0);
+        thread_trace::trace_pass(None);
+        return;
+    };
+    let group = match &kind {
+        Pass::Counters(group) => Some(group.as_ref()),
+        Pass::ThreadTrace => None,
+    };
+    counting::set_replay_pass(Some(dispatch_id), group, pass);
+    thread_trace::trace_pass(matches!(kind, Pass::ThreadTrace).then_some((dispatch_id, pass)));
 }
 
 /// How many passes the dispatch runs (the SDK calls this once, after
@@ -216,14 +218,14 @@ unsafe extern "C" fn pass_count(
         let Some(plan) = PLAN.get() else {
             return 1;
         };
-        CURRENT.with(|c| c.set(None));
         if !plan.selected(info.kernel_id) {
+            publish(plan, info.dispatch_id, info.agent_id, None);
             return 1;
         }
         let passes = plan.for_agent(info.agent_id).len() as u64;
-        if passes == 1 {
-            CURRENT.with(|c| c.set(Some((info.dispatch_id, 0))));
-        }
+        // One pass: the ordinary run is the pass.
+        let only = (passes == 1).then_some(0);
+        publish(plan, info.dispatch_id, info.agent_id, only);
         if passes > 1 {
             replay::expect_passes(info.dispatch_id, passes as u32);
         }
@@ -251,13 +253,13 @@ unsafe extern "C" fn on_replay(
             unsafe { (*payload).replay_pass_count = Some(pass_count) };
         } else if operation == rocprofiler_kernel_replay_operation_t::PASS {
             // SAFETY: the SDK's payload for this callback, valid for the call.
-            let (dispatch_id, pass) = unsafe {
-                (
-                    (*payload).dispatch_info.dispatch_id,
-                    (*payload).current_pass,
-                )
+            let (dispatch_id, agent, pass) = unsafe {
+                let info = &(*payload).dispatch_info;
+                (info.dispatch_id, info.agent_id, (*payload).current_pass)
             };
-            CURRENT.with(|c| c.set(Some((dispatch_id, pass as u32))));
+            if let Some(plan) = PLAN.get() {
+                publish(plan, dispatch_id, agent, Some(pass as u32));
+            }
         }
     });
 }

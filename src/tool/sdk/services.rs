@@ -81,7 +81,11 @@ pub fn configure_all(
     counting::configure(sdk, context)?;
     // Replay runs inside windows only, like the counting it serves.
     kernel_replay::configure(sdk, context)?;
-    let thread_trace = thread_trace::configure(sdk)?;
+    let thread_trace = if kernel_replay::has_thread_trace_pass() {
+        thread_trace::configure(sdk)?
+    } else {
+        None
+    };
 
     let mut callback_kinds = vec![
         rocprofiler_callback_tracing_kind_t::HIP_RUNTIME_API,

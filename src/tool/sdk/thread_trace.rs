@@ -2,8 +2,8 @@
 //! service (experimental/thread-trace/dispatch.h) on a context of its own,
 //! configured for every GPU at initialisation and started with each
 //! window. It traces a submission only on the pass the plan gives the
-//! trace (`kernel_replay::current_pass`), so the trace never shares a pass
-//! with counters. Each shader engine's raw bytes go to
+//! trace, which the kernel-replay callback publishes (`trace_pass`), so the
+//! trace never shares a pass with counters. Each shader engine's raw bytes go to
 //! `DIR/dispatch-<id>-pass-<p>-se<k>.att` (`KINETO_ROCM_THREAD_TRACE_DIR`,
 //! default `kineto-rocm-thread-trace-<pid>`), named on the pass's kernel
 //! event; decoding them is the closed decoder plugin's work.
@@ -12,13 +12,13 @@
 //! `name=value` pairs (target_cu, shader_engine_mask, buffer_size,
 //! simd_select, perfcounter_ctrl, serialize_all).
 use super::agents;
-use super::kernel_replay::{self, Pass};
 use super::tool::check;
 use crate::error::ToolError;
 use crate::tool::finish::thread_traces;
 use dashmap::DashMap;
 use once_cell::sync::{Lazy, OnceCell};
 use rocprofiler_sys::*;
+use std::cell::Cell;
 use std::ffi::c_void;
 use std::io::Write;
 use std::path::PathBuf;
@@ -29,6 +29,17 @@ pub const DIR_ENV: &str = "KINETO_ROCM_THREAD_TRACE_DIR";
 static DIR: OnceCell<PathBuf> = OnceCell::new();
 /// The pass each traced dispatch was traced on, until its data came.
 static TRACED_PASS: Lazy<DashMap<u64, u32>> = Lazy::new(DashMap::new);
+
+thread_local! {
+    /// (dispatch id, pass) when this thread's next submission is a trace pass.
+    static TRACE_PASS: Cell<Option<(u64, u32)>> = const { Cell::new(None) };
+}
+
+/// Kernel mode: this thread's next submission is `(dispatch id, pass)`'s
+/// thread-trace pass (`None`: it is not one).
+pub fn trace_pass(pass: Option<(u64, u32)>) {
+    TRACE_PASS.with(|p| p.set(pass));
+}
 
 /// The job's settings as the SDK's parameters.
 pub fn parameters(text: &str) -> Result<Vec<rocprofiler_thread_trace_parameter_t>, ToolError> {
@@ -72,12 +83,9 @@ pub fn parameters(text: &str) -> Result<Vec<rocprofiler_thread_trace_parameter_t
     Ok(out)
 }
 
-/// A context tracing every GPU, when the kernel-replay plan has a trace
-/// pass; `Ok(None)` otherwise.
+/// A context tracing every GPU (for a kernel-replay plan with a trace
+/// pass); `Ok(None)` when the SDK has no such service.
 pub fn configure(sdk: &Sdk) -> Result<Option<rocprofiler_context_id_t>, ToolError> {
-    if !kernel_replay::has_thread_trace_pass() {
-        return Ok(None);
-    }
     let Some(configure) = dispatch_thread_trace_service() else {
         log::error!("kineto-rocm: this SDK has no dispatch thread trace service; the thread-trace pass collects nothing");
         return Ok(None);
@@ -126,7 +134,7 @@ pub fn configure(sdk: &Sdk) -> Result<Option<rocprofiler_context_id_t>, ToolErro
 }
 
 unsafe extern "C" fn on_dispatch(
-    agent_id: rocprofiler_agent_id_t,
+    _agent_id: rocprofiler_agent_id_t,
     _queue_id: rocprofiler_queue_id_t,
     _correlation_id: rocprofiler_async_correlation_id_t,
     _kernel_id: u64,
@@ -135,7 +143,9 @@ unsafe extern "C" fn on_dispatch(
     userdata_shader: *mut rocprofiler_user_data_t,
 ) -> u32 {
     std::panic::catch_unwind(|| {
-        let Some((Pass::ThreadTrace, pass)) = kernel_replay::current_pass(dispatch_id, agent_id)
+        let Some((_, pass)) = TRACE_PASS
+            .with(Cell::get)
+            .filter(|(d, _)| *d == dispatch_id)
         else {
             return thread_trace_control::NONE;
         };

@@ -278,7 +278,62 @@ Signatures signatures(const json& doc) {
   return out;
 }
 
+// The same workloads through our own writer (kineto_rocm_write_trace), no
+// kineto session: CPU op ids go straight to the core. Null when the trace is
+// not valid JSON.
+json oursOf(const std::string& path, const std::vector<std::string>& workloads) {
+  kr_test::markersPushThroughApi(true);
+  EXPECT_EQ(kineto_rocm_start(), KINETO_ROCM_OK);
+  for (const auto& w : workloads) {
+    EXPECT_EQ(kr_test::runWorkload(kr_test::workload(w)), "");
+  }
+  kr_test::waitIdle();
+  EXPECT_EQ(kineto_rocm_stop(), KINETO_ROCM_OK);
+  EXPECT_EQ(kineto_rocm_write_trace(path.c_str()), KINETO_ROCM_OK);
+  kr_test::markersPushThroughApi(false);
+  std::ifstream in(path);
+  json doc = json::parse(in, nullptr, /*allow_exceptions=*/false);
+  EXPECT_TRUE(doc.is_object()) << "our trace is not valid JSON: " << path;
+  return doc.is_object() ? doc : json();
+}
+
+// Complete events per category, and how many of them carry a graph node id.
+std::map<std::string, size_t> completeCounts(const json& doc) {
+  std::map<std::string, size_t> out;
+  for (const auto& ev : doc["traceEvents"]) {
+    if (ev.value("ph", "") != "X") {
+      continue;
+    }
+    std::string cat = ev.value("cat", "");
+    ++out[cat];
+    if (ev.contains("args") && ev["args"].contains("graph node id")) {
+      ++out[cat + " with graph node id"];
+    }
+  }
+  return out;
+}
+
 } // namespace
+
+// What scripts/bench-writers.sh times, at the shipped scale: the 32x200
+// graph workload through kineto's writer (the C++ face) and through ours
+// gives both every kernel, with its graph node id, and every runtime call.
+TEST(Writers, KinetoAndOurWriterWriteEveryEventOfTheGraphWorkload) {
+  ASSERT_TRUE(kr_test::simLoaded()) << kr_test::simLoadError();
+  ASSERT_TRUE(kr_test::registerChild());
+  const std::vector<std::string> workloads = {"graph-32x200.json"};
+  Trace viaKineto = traceOf("writers-count-kineto", workloads);
+  json ours = oursOf(viaKineto.path + ".ours.json", workloads);
+  ASSERT_TRUE(ours.is_object());
+  auto kineto = completeCounts(viaKineto.doc);
+  auto our = completeCounts(ours);
+  EXPECT_EQ(kineto["kernel"], 6400u);
+  EXPECT_EQ(kineto["kernel with graph node id"], 6400u);
+  EXPECT_GE(kineto["cuda_runtime"], 200u);
+  for (const char* what : {"kernel", "kernel with graph node id", "cuda_runtime"}) {
+    EXPECT_EQ(our[what], kineto[what]) << what;
+  }
+}
 
 // One vocabulary: the same workloads through kineto's writer (the C++ face)
 // and through our own writer (kineto_rocm_write_trace) give every event the
@@ -289,21 +344,8 @@ TEST(Writers, KinetoAndOurWriterPutTheSameArgsOnEveryEvent) {
   const std::vector<std::string> workloads = {"graph-linked.json", "eager-sync.json",
                                              "timeline.json"};
   Trace viaKineto = traceOf("writers-kineto", workloads);
-
-  // Our writer, no kineto session: CPU op ids go straight to the core.
-  kr_test::markersPushThroughApi(true);
-  ASSERT_EQ(kineto_rocm_start(), KINETO_ROCM_OK);
-  for (const auto& w : workloads) {
-    EXPECT_EQ(kr_test::runWorkload(kr_test::workload(w)), "");
-  }
-  kr_test::waitIdle();
-  ASSERT_EQ(kineto_rocm_stop(), KINETO_ROCM_OK);
-  std::string path = viaKineto.path + ".ours.json";
-  ASSERT_EQ(kineto_rocm_write_trace(path.c_str()), KINETO_ROCM_OK);
-  kr_test::markersPushThroughApi(false);
-  std::ifstream in(path);
-  json ours = json::parse(in, nullptr, /*allow_exceptions=*/false);
-  ASSERT_TRUE(ours.is_object()) << path;
+  json ours = oursOf(viaKineto.path + ".ours.json", workloads);
+  ASSERT_TRUE(ours.is_object());
 
   Signatures a = signatures(viaKineto.doc);
   Signatures b = signatures(ours);

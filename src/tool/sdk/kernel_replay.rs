@@ -149,9 +149,6 @@ impl Plan {
     /// The agent's passes: the configured ones less the groups it cannot
     /// collect (said once, in the log).
     fn for_agent(&self, agent: rocprofiler_agent_id_t) -> Arc<[Pass]> {
-        if let Some(known) = self.agents.get(&agent.handle) {
-            return known.clone();
-        }
         // The entry's lock makes the agent's passes (and the warnings) once.
         let entry = self.agents.entry(agent.handle);
         if let dashmap::Entry::Occupied(known) = &entry {

@@ -29,15 +29,14 @@ use crate::sdk::agents::agent_handle;
 use crate::sdk::buffer::Rec;
 use crate::sdk::completion::expect;
 use crate::sdk::correlation::current_corr;
-use crate::sdk::dispatch_counting::{request, Counting};
+use crate::sdk::dispatch_counting::Counting;
 use crate::sdk::graph_trace::graph_launch_active;
 use crate::sdk::intercept::{
-    copy_record, dispatch_record, intercept_copy, reserve_dispatch, submit_dispatch, CopyInfo,
-    DispatchInfo,
+    copy_record, dispatch_record, intercept_copy, reserve_dispatch, CopyInfo, DispatchInfo,
 };
 use crate::sdk::kernel_replay::{self, Replay};
 use crate::sdk::os::{lock, now_ns, tid};
-use crate::sdk::thread_trace::{self, Traced};
+use crate::sdk::thread_trace::Traced;
 use crate::sdk::trace::StreamRef;
 use crate::workload::NodeWork;
 use std::collections::{HashMap, VecDeque};
@@ -369,9 +368,11 @@ fn write_packet(q: &Queue, clock: &mut u64, p: Packet) {
                 replay_passes(replay, &p, &info, &processed, start, clock);
                 return;
             }
-            let deliveries = submit_dispatch(corr);
-            let counting = request(&info);
-            let traced = thread_trace::request(&info, 0);
+            let Captured {
+                deliveries,
+                counting,
+                traced,
+            } = Captured::kernel_submission(&info, 0);
             (
                 Rec::Kernel(dispatch_record(&info, start, end)),
                 deliveries,
@@ -434,28 +435,17 @@ fn replay_passes(
 ) {
     let mut start = first_start;
     loop {
-        let pass = replay.begin_pass();
-        let deliveries = submit_dispatch(info.corr);
-        let counting = request(info);
-        let traced = thread_trace::request(info, pass as u32);
+        let pass = replay.begin_pass() as u32;
+        let captured = Captured::kernel_submission(info, pass);
         let end = start + p.op.duration.max(1);
         *clock = end;
         expect();
-        p.run.finish(
-            &p.op,
-            &Processed {
-                replay_pass: Some(pass as u32),
-                ..processed.clone()
-            },
-            Rec::Kernel(dispatch_record(info, start, end)),
-            Captured {
-                deliveries,
-                counting,
-                traced,
-            },
-            start,
-            end,
-        );
+        let processed = Processed {
+            replay_pass: Some(pass),
+            ..processed.clone()
+        };
+        p.run
+            .finish_kernel(&p.op, &processed, info, captured, start, end);
         if !replay.end_pass() {
             break;
         }

@@ -6,10 +6,11 @@ use super::work::{DeviceOp, OpWork};
 use crate::sdk::buffer::Rec;
 use crate::sdk::completion::{schedule, Completion};
 use crate::sdk::counters::counter_name;
+use crate::sdk::dispatch_counting::request;
 use crate::sdk::dispatch_counting::{Counted, Counting};
-use crate::sdk::intercept::Deliveries;
+use crate::sdk::intercept::{dispatch_record, submit_dispatch, Deliveries, DispatchInfo};
 use crate::sdk::os::lock;
-use crate::sdk::thread_trace::Traced;
+use crate::sdk::thread_trace::{self, Traced};
 use crate::truth::{OpKind, OpTruth, RunTruth};
 use std::sync::Mutex;
 
@@ -28,6 +29,20 @@ pub(crate) struct Captured {
     pub deliveries: Deliveries,
     pub counting: Counting,
     pub traced: Traced,
+}
+
+impl Captured {
+    /// One submission of an intercepted kernel packet (each kernel-replay
+    /// pass is one; `pass` 0 when not replayed), on the processing thread:
+    /// the external-correlation request, then the counting and thread-trace
+    /// services' answers.
+    pub fn kernel_submission(info: &DispatchInfo, pass: u32) -> Captured {
+        Captured {
+            deliveries: submit_dispatch(info.corr),
+            counting: request(info),
+            traced: thread_trace::request(info, pass),
+        }
+    }
 }
 
 /// How the SDK saw an op: where and when it was processed.
@@ -83,6 +98,20 @@ impl RunShared {
             counted,
             traced: captured.traced,
         });
+    }
+
+    /// `finish` for a kernel whose record `info` describes.
+    pub fn finish_kernel(
+        &self,
+        op: &DeviceOp,
+        p: &Processed,
+        info: &DispatchInfo,
+        captured: Captured,
+        start: u64,
+        end: u64,
+    ) {
+        let rec = Rec::Kernel(dispatch_record(info, start, end));
+        self.finish(op, p, rec, captured, start, end);
     }
 
     /// Records an op's ground truth.

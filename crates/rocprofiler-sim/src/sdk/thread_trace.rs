@@ -37,7 +37,7 @@ pub(crate) struct TraceService {
 /// The services that trace one dispatch, with their shader user data.
 #[derive(Default)]
 pub(crate) struct Traced {
-    /// (service, shader user data value, dispatch id, agent).
+    /// Each tracing service and the shader user data its callback wrote.
     traces: Vec<(TraceService, u64)>,
     dispatch_id: u64,
     /// The submission's number among its dispatch's (its replay pass).

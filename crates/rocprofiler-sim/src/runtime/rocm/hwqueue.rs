@@ -27,17 +27,14 @@ use super::gpu::Cmd;
 use super::overflow::wait_for_space;
 use crate::runtime::record::{Captured, Processed, RunShared};
 use crate::runtime::work::{DeviceOp, OpWork};
-use crate::sdk::buffer::Rec;
 use crate::sdk::completion::expect;
 use crate::sdk::correlation::{
     corr_api_done, corr_begin, current_corr, next_corr, pop_corr, push_corr, retirement_mask,
 };
-use crate::sdk::dispatch_counting::request;
 use crate::sdk::graph_trace::graph_launch_active;
-use crate::sdk::intercept::{dispatch_record, reserve_dispatch, submit_dispatch, DispatchInfo};
+use crate::sdk::intercept::{reserve_dispatch, DispatchInfo};
 use crate::sdk::kernel_replay::{self, Replay};
 use crate::sdk::os::{lock, now_ns, tid};
-use crate::sdk::thread_trace;
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 
@@ -263,24 +260,10 @@ impl HwQueue {
                 return;
             }
             follow(&p.cmd, prev.as_ref());
-            let deliveries = submit_dispatch(corr);
-            let counting = request(&info);
-            let traced = thread_trace::request(&info, 0);
+            let captured = Captured::kernel_submission(&info, 0);
             let run = p.run;
             p.cmd.on_done(move |start, end| {
-                let rec = Rec::Kernel(dispatch_record(&info, start, end));
-                run.finish(
-                    &op,
-                    &processed,
-                    rec,
-                    Captured {
-                        deliveries,
-                        counting,
-                        traced,
-                    },
-                    start,
-                    end,
-                );
+                run.finish_kernel(&op, &processed, &info, captured, start, end);
             });
         }
         p.cmd.input(process_ns);
@@ -316,9 +299,7 @@ fn replay_passes(
     loop {
         let pass = replay.begin_pass();
         let cmd = Cmd::new(op.duration.max(1), 2, run.virtual_time);
-        let deliveries = submit_dispatch(info.corr);
-        let counting = request(info);
-        let traced = thread_trace::request(info, pass as u32);
+        let captured = Captured::kernel_submission(info, pass as u32);
         let info = *info;
         let (run2, op2) = (run.clone(), op.clone());
         let processed = Processed {
@@ -326,18 +307,7 @@ fn replay_passes(
             ..processed.clone()
         };
         cmd.on_done(move |start, end| {
-            run2.finish(
-                &op2,
-                &processed,
-                Rec::Kernel(dispatch_record(&info, start, end)),
-                Captured {
-                    deliveries,
-                    counting,
-                    traced,
-                },
-                start,
-                end,
-            );
+            run2.finish_kernel(&op2, &processed, &info, captured, start, end);
         });
         // The packet's own completion was announced when it was written;
         // each further pass is one more.

@@ -3,7 +3,9 @@
 //! `--kernel-replay-beta-enabled`, checked together before anything runs,
 //! so a bad request costs the user no run, and the plan shown so the user
 //! sees which step or pass collects what.
-use counter_jobs::{fold, load_file, CommandLine, JobErrors, JobReplayMode, Plan, RunCollection};
+use counter_jobs::{
+    fold, load_file, CommandLine, JobErrors, JobReplayMode, Plan, RunCollection, RunOptions,
+};
 use std::path::{Path, PathBuf};
 
 /// The environment variable naming a job file when `--jobs` is not given.
@@ -29,12 +31,67 @@ pub fn application_runs(plan: &Plan) -> Option<Vec<Option<Vec<String>>>> {
     })
 }
 
-/// The tool's variables for a kernel-replay run (src/tool/sdk/kernel_replay.rs
-/// reads them): the configured passes in order, each a counter group or
-/// the thread trace, and the kernel filters.
+/// The tool's variable for a kernel-replay run (src/tool/sdk/kernel_replay.rs
+/// reads it): the configured passes in order, each a counter group or
+/// the thread trace.
 pub const KERNEL_REPLAY_ENV: &str = "KINETO_ROCM_KERNEL_REPLAY";
+/// The kernel filters, in either mode (src/tool/sdk/kernel_filter.rs).
 pub const KERNEL_INCLUDE_ENV: &str = "KINETO_ROCM_KERNEL_INCLUDE_REGEX";
 pub const KERNEL_EXCLUDE_ENV: &str = "KINETO_ROCM_KERNEL_EXCLUDE_REGEX";
+pub const KERNEL_ITERATION_ENV: &str = "KINETO_ROCM_KERNEL_ITERATION_RANGE";
+
+/// The tool's variables for a run's kernel filters: `(name, value)`, only
+/// those the run sets.
+fn filter_env(options: &RunOptions) -> Vec<(&'static str, String)> {
+    let mut env = Vec::new();
+    env.extend(
+        options
+            .kernel_include_regex
+            .clone()
+            .map(|r| (KERNEL_INCLUDE_ENV, r)),
+    );
+    env.extend(
+        options
+            .kernel_exclude_regex
+            .clone()
+            .map(|r| (KERNEL_EXCLUDE_ENV, r)),
+    );
+    env.extend(
+        options
+            .kernel_iteration_range
+            .as_ref()
+            .map(|r| (KERNEL_ITERATION_ENV, r.to_string())),
+    );
+    env
+}
+
+/// In application mode, the kernel filters every window applies: the tool
+/// reads one filter when it starts, so runs that filter differently are
+/// refused (naming them) rather than filtered alike behind the user's back.
+pub fn application_filter_env(jobs: &JobPlan) -> Result<Vec<(&'static str, String)>, String> {
+    let runs = &jobs.plan.runs;
+    let Some(first) = runs.first() else {
+        return Ok(Vec::new());
+    };
+    let first_env = filter_env(&first.options);
+    if let Some(other) = runs.iter().find(|r| filter_env(&r.options) != first_env) {
+        let job = |run: &counter_jobs::Run| {
+            run.jobs
+                .first()
+                .map_or("the command line".to_string(), |j| format!("jobs[{j}]"))
+        };
+        let file = jobs
+            .file
+            .as_ref()
+            .map_or("the command line".to_string(), |f| f.display().to_string());
+        return Err(format!(
+            "bad counter request in {file}: {} and {} filter kernels differently (kernel_include_regex, kernel_exclude_regex, kernel_iteration_range); each job is a profiler window of one run here, and one run applies one filter: give the jobs the same filter, or run them separately",
+            job(first),
+            job(other)
+        ));
+    }
+    Ok(first_env)
+}
 /// The thread-trace pass's settings and where its raw data goes
 /// (src/tool/sdk/thread_trace.rs).
 pub const THREAD_TRACE_ENV: &str = "KINETO_ROCM_THREAD_TRACE";
@@ -64,6 +121,7 @@ pub fn kernel_replay_env(plan: &Plan) -> Option<Vec<(&'static str, String)>> {
         passes.insert(after as usize, "thread_trace".to_string());
     }
     let mut env = vec![(KERNEL_REPLAY_ENV, passes.join(";"))];
+    env.extend(filter_env(&run.options));
     if let Some(t) = replay.thread_trace() {
         env.push((
             THREAD_TRACE_ENV,
@@ -78,19 +136,6 @@ pub fn kernel_replay_env(plan: &Plan) -> Option<Vec<(&'static str, String)>> {
             ),
         ));
     }
-    let options = &run.options;
-    env.extend(
-        options
-            .kernel_include_regex
-            .clone()
-            .map(|r| (KERNEL_INCLUDE_ENV, r)),
-    );
-    env.extend(
-        options
-            .kernel_exclude_regex
-            .clone()
-            .map(|r| (KERNEL_EXCLUDE_ENV, r)),
-    );
     Some(env)
 }
 

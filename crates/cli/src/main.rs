@@ -435,6 +435,9 @@ fn check_jobs(args: &RunArgs, show: fn(&str)) -> Result<Collect, Stop> {
         );
         return Ok(Collect::KernelReplay);
     };
+    for (name, value) in jobs::application_filter_env(&jobs).map_err(Stop::BadInput)? {
+        std::env::set_var(name, value);
+    }
     match groups.as_slice() {
         [Some(group)] => {
             std::env::set_var(jobs::PMC_ENV, group.join(","));

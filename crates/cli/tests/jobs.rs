@@ -624,3 +624,157 @@ fn kernel_mode_on_an_sdk_without_replay_says_so_and_traces_the_rest() {
     assert_eq!(v["counter_values"], 0);
     assert!(v["kernel_events"].as_u64().unwrap() > 0);
 }
+
+/// Kernel events by kernel name, in dispatch order: (dispatch id, replay
+/// pass, counter names).
+fn launches_by_kernel(passes: &Passes) -> std::collections::BTreeMap<String, Vec<(u64, usize)>> {
+    let mut out: std::collections::BTreeMap<String, Vec<(u64, usize)>> = Default::default();
+    for (dispatch, events) in passes {
+        out.entry(events[0].0.clone())
+            .or_default()
+            .push((*dispatch, events.len()));
+    }
+    out
+}
+
+/// `kernel_iteration_range` in kernel mode (rocprofv3's rule): only those
+/// launches of each selected kernel are replayed, counted from 1 per
+/// kernel, once per logical dispatch (not once per pass), on both models.
+#[test]
+fn kernel_mode_replays_only_the_iteration_range_of_each_selected_kernel() {
+    let file = write(
+        "iterations-kernel.yaml",
+        "job_replay_mode: kernel
+jobs:
+  - pmc: [SQ_WAVES, GRBM_COUNT]
+    kernel_include_regex: gemm
+    kernel_iteration_range: \"[2-3]\"
+    kernel_replay_beta_enabled: true
+  - pmc: [GRBM_GUI_ACTIVE]
+    kernel_iteration_range: [\"2\", \"3\"]
+",
+    );
+    for model in ["rocm", "ideal"] {
+        let out = scratch(&format!("iterations-kernel-{model}.json"));
+        let (v, stderr) = validate_report(
+            "kernel-replay.json",
+            &[
+                "--jobs",
+                file.to_str().unwrap(),
+                "--submission-model",
+                model,
+                "--out",
+                out.to_str().unwrap(),
+            ],
+        );
+        assert!(stderr.contains("kernel_iteration_range [2-3]"), "{stderr}");
+        assert_eq!(v["is_clean"], true, "{model}: {v:#}");
+        // 3 eager gemm kernels x launches 2 and 3 x 2 passes.
+        assert_eq!(v["replay_pass_events"], 12, "{model}: {v:#}");
+        assert_eq!(v["counter_values"], 6 * 3, "{model}");
+        for (kernel, launches) in launches_by_kernel(&passes_in(&out)) {
+            let replayed: Vec<usize> = launches
+                .iter()
+                .enumerate()
+                .filter(|(_, (_, events))| *events > 1)
+                .map(|(i, (_, events))| {
+                    assert_eq!(*events, 2, "{model}: {kernel}: one event per pass");
+                    i + 1
+                })
+                .collect();
+            let eager_gemm = kernel.starts_with("gemm_") && kernel != "gemm_in_graph";
+            let want = if eager_gemm { vec![2, 3] } else { vec![] };
+            assert_eq!(replayed, want, "{model}: {kernel}'s replayed launches");
+        }
+    }
+}
+
+/// Application mode honours a job's kernel filters too: only the selected
+/// launches of kernels matching the regex carry counters, and `validate`
+/// proves each value.
+#[test]
+fn application_mode_counts_only_the_filtered_launches() {
+    let file = write(
+        "iterations-application.yaml",
+        "jobs:
+  - pmc: [SQ_WAVES]
+    kernel_include_regex: gemm_n
+    kernel_iteration_range: \"[1, 10-11]\"
+",
+    );
+    let out = scratch("iterations-application.json");
+    let (v, stderr) = validate_report(
+        "kernel-replay.json",
+        &[
+            "--jobs",
+            file.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ],
+    );
+    assert!(
+        stderr.contains("collecting SQ_WAVES per dispatch"),
+        "{stderr}"
+    );
+    assert_eq!(v["is_clean"], true, "{v:#}");
+    assert_eq!(v["counter_values"], 6, "{v:#}");
+    assert_eq!(v["missing_counter_values"], 0);
+    let trace: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    let mut counted: std::collections::BTreeMap<String, Vec<usize>> = Default::default();
+    let mut seen: std::collections::BTreeMap<String, Vec<(u64, bool)>> = Default::default();
+    for e in trace["traceEvents"].as_array().unwrap() {
+        if e["cat"] == "kernel" {
+            seen.entry(e["name"].as_str().unwrap().to_string())
+                .or_default()
+                .push((
+                    e["args"]["dispatch id"].as_u64().unwrap(),
+                    e["args"].get("SQ_WAVES").is_some(),
+                ));
+        }
+    }
+    for (kernel, mut launches) in seen {
+        launches.sort();
+        counted.insert(
+            kernel,
+            launches
+                .iter()
+                .enumerate()
+                .filter(|(_, (_, has))| *has)
+                .map(|(i, _)| i + 1)
+                .collect(),
+        );
+    }
+    for (kernel, launches) in counted {
+        let want = if kernel == "gemm_nt" || kernel == "gemm_nn" {
+            vec![1, 10, 11]
+        } else {
+            vec![]
+        };
+        assert_eq!(launches, want, "{kernel}'s counted launches");
+    }
+}
+
+/// Step mode applies one filter to every window, so jobs that filter
+/// differently are refused before anything runs, naming both.
+#[test]
+fn step_mode_refuses_jobs_that_filter_kernels_differently() {
+    let file = write(
+        "iterations-steps.yaml",
+        "jobs:
+  - pmc: [SQ_WAVES]
+    kernel_iteration_range: \"[1-2]\"
+  - pmc: [GRBM_COUNT]
+",
+    );
+    let out = scratch("iterations-steps.json");
+    let output = run(&out, &["--jobs", file.to_str().unwrap()], None);
+    assert_eq!(output.status.code(), Some(2), "{}", text(&output.stderr));
+    let stderr = text(&output.stderr);
+    assert!(
+        stderr.contains("jobs[0] and jobs[1] filter kernels differently")
+            && stderr.contains(file.to_str().unwrap()),
+        "{stderr}"
+    );
+    assert!(!out.exists(), "nothing ran");
+}

@@ -44,12 +44,14 @@ fn options(o: &RunOptions) -> Vec<String> {
     one("kernel_exclude_regex", &o.kernel_exclude_regex);
     one("output_directory", &o.output_directory);
     one("output_file", &o.output_file);
+    if let Some(range) = &o.kernel_iteration_range {
+        v.push(format!("kernel_iteration_range {range}"));
+    }
     let mut list = |name: &str, values: &[String]| {
         if !values.is_empty() {
             v.push(format!("{name} {values:?}"));
         }
     };
-    list("kernel_iteration_range", &o.kernel_iteration_range);
     list("output_format", &o.output_format);
     list("att_library_path", &o.att_library_path);
     if o.keep_dimensions {

@@ -180,10 +180,9 @@ fn merged_options(fields: &[JobFields], errors: &mut Collector) -> RunOptions {
         ),
         kernel_iteration_range: agree(
             "kernel_iteration_range",
-            each().map(|(i, o)| (i, set(o.kernel_iteration_range))),
+            each().map(|(i, o)| (i, o.kernel_iteration_range)),
             errors,
-        )
-        .unwrap_or_default(),
+        ),
         output_directory: agree(
             "output_directory",
             each().map(|(i, o)| (i, o.output_directory)),

@@ -8,6 +8,7 @@
 //! both services, or neither, is refused in every mode, never run halfway
 //! or dropped.
 use crate::error::Collector;
+use crate::iterations::IterationRange;
 use crate::schema::{CounterList, JobFields, Number, ReplayMode, Strings};
 
 /// The thread trace's settings, rocprofv3's defaults where a job is silent.
@@ -50,7 +51,8 @@ pub enum Service {
 pub struct RunOptions {
     pub kernel_include_regex: Option<String>,
     pub kernel_exclude_regex: Option<String>,
-    pub kernel_iteration_range: Vec<String>,
+    /// `None`: every launch of a selected kernel.
+    pub kernel_iteration_range: Option<IterationRange>,
     pub output_directory: Option<String>,
     pub output_file: Option<String>,
     pub output_format: Vec<String>,
@@ -64,12 +66,19 @@ fn strings(v: &Option<Strings>) -> Vec<String> {
 }
 
 impl RunOptions {
-    /// The run options one job sets.
+    /// The run options one job sets (an iteration range that does not
+    /// parse is left out here: `Job::check` reports it).
     pub fn of(fields: &JobFields) -> RunOptions {
         RunOptions {
             kernel_include_regex: fields.kernel_include_regex.clone(),
             kernel_exclude_regex: fields.kernel_exclude_regex.clone(),
-            kernel_iteration_range: strings(&fields.kernel_iteration_range),
+            kernel_iteration_range: IterationRange::parse(
+                strings(&fields.kernel_iteration_range)
+                    .iter()
+                    .map(String::as_str),
+            )
+            .ok()
+            .flatten(),
             output_directory: fields.output_directory.clone(),
             output_file: fields.output_file.clone(),
             output_format: strings(&fields.output_format),
@@ -135,6 +144,12 @@ impl Job {
                     "a thread-trace setting on a job that does not trace: add `advanced_thread_trace: true`"
                 };
                 errors.at(at(field), why);
+            }
+        }
+        if let Some(ranges) = &fields.kernel_iteration_range {
+            let texts = ranges.values();
+            if let Err(why) = IterationRange::parse(texts.iter().map(String::as_str)) {
+                errors.at(at("kernel_iteration_range"), why);
             }
         }
         let mut groups = Vec::new();

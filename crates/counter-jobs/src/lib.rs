@@ -12,6 +12,8 @@
 //! - [`fold`]: how jobs become runs: each job a profiler step
 //!   (`application`, the default) or all jobs the passes of one
 //!   kernel-replay run (`kernel`), and every combination refused.
+//! - [`iterations`]: `kernel_iteration_range`, which launches of a kernel
+//!   are profiled.
 //! - [`plan`]: which pass collects which counter group, and where the
 //!   thread-trace pass goes.
 //! - [`agent_plan`]: one agent's passes, skipping the groups it cannot
@@ -21,6 +23,7 @@ pub mod agent_plan;
 pub mod describe;
 pub mod error;
 pub mod fold;
+pub mod iterations;
 pub mod job;
 pub mod load;
 pub mod plan;
@@ -29,6 +32,7 @@ pub mod schema;
 pub use agent_plan::{AgentPlan, SkippedGroup};
 pub use error::{JobError, JobErrors};
 pub use fold::{fold, CommandLine, Plan, Replay, Run, RunCollection};
+pub use iterations::IterationRange;
 pub use job::{Job, RunOptions, Service, ThreadTrace};
 pub use load::{load_file, parse_str, Format};
 pub use plan::{thread_trace_pass_index, PassKind, PassLayout};

@@ -91,7 +91,17 @@ fn jobs_that_disagree_are_all_run_in_application_mode() {
     ]}));
     let r = runs(&f, &kernel_cli());
     assert_eq!(r.len(), 2);
-    assert_eq!(r[0].options.kernel_iteration_range, names(&["1-2"]));
+    let range = |n: usize| {
+        r[n].options
+            .kernel_iteration_range
+            .as_ref()
+            .unwrap()
+            .to_string()
+    };
+    assert_eq!(
+        (range(0), range(1)),
+        ("[1-2]".to_string(), "[3-4]".to_string())
+    );
     assert_eq!(r[1].options.output_format, names(&["json"]));
 }
 
@@ -859,4 +869,51 @@ fn a_value_of_the_wrong_shape_says_what_was_expected() {
         assert_eq!(e.paths(), vec![path], "{text}");
         assert!(e.0[0].message.contains(expected), "{text}: {e}");
     }
+}
+
+// --- kernel_iteration_range ------------------------------------------------
+
+#[test]
+fn an_iteration_range_that_does_not_parse_is_refused_in_either_mode() {
+    for (f, path, why) in [
+        (
+            file(json!({"jobs": [{"pmc": ["SQ_WAVES"], "kernel_iteration_range": "[1-x]"}]})),
+            "jobs[0].kernel_iteration_range",
+            "\"x\" is not an iteration number",
+        ),
+        (
+            kernel_file(json!([
+                {"pmc": ["SQ_WAVES"]},
+                {"pmc": ["GRBM_COUNT"], "kernel_iteration_range": ["[2]", "[0]"]},
+            ])),
+            "jobs[1].kernel_iteration_range",
+            "iteration 0 never runs",
+        ),
+    ] {
+        let e = rejected(&f, &beta());
+        assert_eq!(e.paths(), vec![path]);
+        assert!(e.0[0].message.contains(why), "{}", e.0[0].message);
+        assert_eq!(e.0[0].file, FILE);
+    }
+}
+
+#[test]
+fn kernel_mode_jobs_agree_on_an_iteration_range_by_its_launches_not_its_spelling() {
+    let r = runs(
+        &kernel_file(json!([
+            {"pmc": ["SQ_WAVES"], "kernel_iteration_range": "[1-3]"},
+            {"pmc": ["GRBM_COUNT"], "kernel_iteration_range": ["1", "2, 3"]},
+        ])),
+        &beta(),
+    );
+    let range = r[0].options.kernel_iteration_range.as_ref().unwrap();
+    assert_eq!(range.to_string(), "[1-3]");
+    let e = rejected(
+        &kernel_file(json!([
+            {"pmc": ["SQ_WAVES"], "kernel_iteration_range": "[1-3]"},
+            {"pmc": ["GRBM_COUNT"], "kernel_iteration_range": "[1-4]"},
+        ])),
+        &beta(),
+    );
+    assert_eq!(e.paths(), vec!["jobs[1].kernel_iteration_range"]);
 }

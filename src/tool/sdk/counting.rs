@@ -14,6 +14,7 @@
 //! is made at its first dispatch under a group: its supported counters are
 //! read from the SDK's catalog, and an agent that lacks one of the group's
 //! counters collects nothing, said once in the log.
+use super::kernel_filter;
 use super::tool::check;
 use crate::error::ToolError;
 use crate::tool::finish::counters::{self, GroupNames};
@@ -319,7 +320,9 @@ unsafe extern "C" fn on_dispatch(
         // A guard, not a clone: most dispatches of most runs see no group.
         let active = ACTIVE.load();
         if let Some(group) = active.as_ref() {
-            choose(group, 0);
+            if kernel_filter::selects(info.kernel_id) {
+                choose(group, 0);
+            }
         }
     });
 }

@@ -8,9 +8,9 @@
 //! order, `;`-separated, each a comma-separated counter group or
 //! `thread_trace`. An agent skips the groups it cannot collect, so its
 //! trace pass follows exactly the groups configured ahead of the trace that
-//! it does collect (seed 004's rule). `KINETO_ROCM_KERNEL_INCLUDE_REGEX` and
-//! `KINETO_ROCM_KERNEL_EXCLUDE_REGEX` select kernels by demangled name; a
-//! dispatch not selected is not replayed and collects nothing.
+//! it does collect (seed 004's rule). The kernel filters (`kernel_filter`)
+//! are asked once per dispatch, at CONFIG; a dispatch not selected is not
+//! replayed and collects nothing.
 //!
 //! The pass a submission belongs to is published at PASS ENTER, on the
 //! thread that runs the loop, with the dispatch id, to the counting and
@@ -19,21 +19,18 @@
 //! the same thread, and a dispatch id that does not match means "not a pass
 //! of this loop".
 use super::counting::{self, Group};
+use super::kernel_filter;
 use super::thread_trace;
-use super::tool::{self, check};
+use super::tool::check;
 use crate::error::ToolError;
 use crate::tool::finish::replay;
-use crate::tool::finish::timeline::demangle;
 use dashmap::DashMap;
 use once_cell::sync::OnceCell;
-use regex::Regex;
 use rocprofiler_sys::*;
 use std::ffi::c_void;
 use std::sync::Arc;
 
 pub const KERNEL_REPLAY_ENV: &str = "KINETO_ROCM_KERNEL_REPLAY";
-pub const INCLUDE_ENV: &str = "KINETO_ROCM_KERNEL_INCLUDE_REGEX";
-pub const EXCLUDE_ENV: &str = "KINETO_ROCM_KERNEL_EXCLUDE_REGEX";
 /// How a pass that runs the thread trace is written in the plan.
 pub const THREAD_TRACE_PASS: &str = "thread_trace";
 
@@ -46,8 +43,6 @@ pub enum Pass {
 
 struct Plan {
     configured: Vec<Pass>,
-    include: Option<Regex>,
-    exclude: Option<Regex>,
     /// Each agent's passes, made at its first selected dispatch.
     agents: DashMap<u64, Arc<[Pass]>>,
 }
@@ -76,15 +71,6 @@ pub fn parse(text: &str) -> Result<Vec<Option<Vec<String>>>, ToolError> {
     Ok(passes)
 }
 
-fn regex_from_env(name: &str) -> Result<Option<Regex>, ToolError> {
-    match std::env::var(name) {
-        Ok(v) if !v.is_empty() => Regex::new(&v).map(Some).map_err(|e| {
-            ToolError::Unavailable(format!("{name}={v:?} is not a regular expression: {e}"))
-        }),
-        _ => Ok(None),
-    }
-}
-
 /// Subscribes `context` to the kernel-replay domain when a plan is set;
 /// `Ok(false)` when none is.
 pub fn configure(sdk: &Sdk, context: rocprofiler_context_id_t) -> Result<bool, ToolError> {
@@ -101,8 +87,6 @@ pub fn configure(sdk: &Sdk, context: rocprofiler_context_id_t) -> Result<bool, T
         .collect();
     let plan = Plan {
         configured,
-        include: regex_from_env(INCLUDE_ENV)?,
-        exclude: regex_from_env(EXCLUDE_ENV)?,
         agents: DashMap::new(),
     };
     // SAFETY: valid context; a static callback that takes no data.
@@ -134,18 +118,6 @@ pub fn configure(sdk: &Sdk, context: rocprofiler_context_id_t) -> Result<bool, T
 }
 
 impl Plan {
-    fn selected(&self, kernel_id: u64) -> bool {
-        if self.include.is_none() && self.exclude.is_none() {
-            return true;
-        }
-        let Some(symbol) = tool::get().and_then(|t| t.collector.kernel_symbol(kernel_id)) else {
-            return false;
-        };
-        let name = demangle(&symbol);
-        self.include.as_ref().is_none_or(|r| r.is_match(&name))
-            && !self.exclude.as_ref().is_some_and(|r| r.is_match(&name))
-    }
-
     /// The agent's passes: the configured ones less the groups it cannot
     /// collect (said once, in the log).
     fn for_agent(&self, agent: rocprofiler_agent_id_t) -> Arc<[Pass]> {
@@ -215,7 +187,7 @@ unsafe extern "C" fn pass_count(
         let Some(plan) = PLAN.get() else {
             return 1;
         };
-        if !plan.selected(info.kernel_id) {
+        if !kernel_filter::selects(info.kernel_id) {
             publish(plan, info.dispatch_id, info.agent_id, None);
             return 1;
         }

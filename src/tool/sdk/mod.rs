@@ -10,6 +10,7 @@ pub mod decode;
 mod external_correlation;
 mod graph_calls;
 mod hip_calls;
+pub mod kernel_filter;
 pub mod kernel_replay;
 pub mod lifecycle;
 mod malformed;

@@ -16,6 +16,7 @@
 use super::callbacks;
 use super::counting;
 use super::external_correlation;
+use super::kernel_filter;
 use super::kernel_replay;
 use super::thread_trace;
 use super::tool::{check, Services};
@@ -78,6 +79,7 @@ pub fn configure_all(
         })?;
     }
 
+    kernel_filter::configure()?;
     counting::configure(sdk, context)?;
     // Replay runs inside windows only, like the counting it serves.
     kernel_replay::configure(sdk, context)?;

@@ -15,7 +15,10 @@
 #    tests/workloads/ctest/graph-32x200-marked.json through kineto's own
 #    profiler and writer (tests/dropin/dropin_trace.cpp checks kernels, graph
 #    fields, keys and links against the simulator's ground truth) and reads
-#    kineto's own "CPU GPU out-of-order" count from its log (must be 0).
+#    kineto's own "CPU GPU out-of-order" count from its log (must be 0);
+# 5. traces the marked workload as torch.profiler asks when its
+#    experimental config names profiler_metrics: every kernel with its true
+#    counters, and nothing counted in the trace after it.
 #
 # Environment:
 #   ROCM_INCLUDE       headers with hip/, hsa/, hsakmt/, rocprofiler-sdk/
@@ -89,6 +92,13 @@ for workload in tests/workloads/graph-32x200.json tests/workloads/ctest/graph-32
     failed=1
   fi
 done
+step "PyTorch's metrics config (profiler_metrics=SQ_WAVES,GRBM_COUNT) through kineto's own profiler"
+metrics_log="$dropin_build/metrics.kineto.log"
+if ! KINETO_LOG_LEVEL=1 "$dropin_build/cmake/dropin_trace" tests/workloads/ctest/graph-32x200-marked.json \
+    "$dropin_build/metrics.trace.json" --metrics SQ_WAVES,GRBM_COUNT >"$metrics_log" 2>&1; then
+  failed=1
+fi
+sed -n "/^workload: /,\$p" "$metrics_log"
 step "result"
 if [ "$failed" -eq 0 ]; then echo "kineto drop-in check: PASSED"; else echo "kineto drop-in check: FAILED"; fi
 exit "$failed"

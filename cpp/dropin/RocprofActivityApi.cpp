@@ -4,11 +4,14 @@
 #include "RocprofActivityApi.h"
 
 #include "FaceGuard.h"
+#include "MetricsConfig.h"
 #include "Vocabulary.h"
 #include "kineto-rocm/src/bridge.rs.h"
 #include "rust/cxx.h"
 
+#include "IActivityProfiler.h"
 #include "ThreadUtil.h"
+#include "libkineto.h"
 
 #include <rocprofiler-sdk/buffer_tracing.h>
 #include <rocprofiler-sdk/callback_tracing.h>
@@ -114,8 +117,92 @@ RowRegistry& registry() {
 
 bool isGpuType(ActivityType t) {
   return t == ActivityType::CONCURRENT_KERNEL || t == ActivityType::GPU_MEMCPY ||
-      t == ActivityType::CUDA_RUNTIME;
+      t == ActivityType::CUDA_RUNTIME || t == ActivityType::CUDA_PROFILER_RANGE;
 }
+
+// A trace's counter group, asked for while the trace records: kineto starts
+// child sessions after it enabled GPU tracing and stops them after it
+// disabled it, so every dispatch of the capture is counted, and the values
+// of dispatches in flight still reach their records.
+class CountersSession : public IActivityProfilerSession {
+ public:
+  explicit CountersSession(std::string names) : names_(std::move(names)) {}
+  ~CountersSession() override {
+    release();
+  }
+  void start() override {
+    kr::guard("counters start", [&] {
+      try {
+        kr::request_counters(names_);
+        counting_ = true;
+      } catch (const ::rust::Error& e) {
+        errors_.push_back("kineto-rocm: counters " + names_ + ": " + e.what());
+        kr::logLine(errors_.back());
+      }
+    });
+  }
+  void stop() override {
+    release();
+  }
+  std::vector<std::string> errors() override {
+    return errors_;
+  }
+  // The counted kernels are RocprofActivityApi's rows: nothing of its own.
+  void processTrace(ActivityLogger& /*logger*/) override {}
+  std::unique_ptr<DeviceInfo> getDeviceInfo() override {
+    return nullptr;
+  }
+  std::vector<ResourceInfo> getResourceInfos() override {
+    return {};
+  }
+  std::unique_ptr<CpuTraceBuffer> getTraceBuffer() override {
+    return nullptr;
+  }
+
+ private:
+  void release() {
+    if (counting_) {
+      counting_ = false;
+      kr::guard("counters stop", [] { kr::release_counters(); });
+    }
+  }
+  std::string names_;
+  bool counting_ = false;
+  std::vector<std::string> errors_;
+};
+
+class CountersProfiler : public IActivityProfiler {
+ public:
+  const std::string& name() const override {
+    return name_;
+  }
+  const std::set<ActivityType>& availableActivities() const override {
+    return available_;
+  }
+  std::unique_ptr<IActivityProfilerSession> configure(
+      const std::set<ActivityType>& types,
+      const Config& config) override {
+    std::unique_ptr<IActivityProfilerSession> out;
+    kr::guard("counters configure", [&] {
+      std::string names = kr::countersAskedFor(config.source());
+      if (!names.empty() && types.count(ActivityType::CUDA_PROFILER_RANGE) > 0) {
+        out = std::make_unique<CountersSession>(std::move(names));
+      }
+    });
+    return out;
+  }
+  std::unique_ptr<IActivityProfilerSession> configure(
+      int64_t /*tsMs*/,
+      int64_t /*durationMs*/,
+      const std::set<ActivityType>& types,
+      const Config& config) override {
+    return configure(types, config);
+  }
+
+ private:
+  std::string name_ = "kineto-rocm counters";
+  std::set<ActivityType> available_{ActivityType::CUDA_PROFILER_RANGE};
+};
 
 // A row whose launching call is unknown gets an id that is negative both as
 // kineto's int64 correlation (no flow arrow, compared with no other row) and
@@ -162,7 +249,15 @@ RocprofActivityApi& RocprofActivityApi::singleton() {
   return instance;
 }
 
-RocprofActivityApi::RocprofActivityApi() : s_(std::make_unique<State>()) {}
+// kineto makes this singleton while it builds its profiler, before it adds
+// the child profilers registered so far, so the factory registered here is
+// among them.
+RocprofActivityApi::RocprofActivityApi() : s_(std::make_unique<State>()) {
+  kr::guard("registering the counters profiler", [] {
+    libkineto::api().registerProfilerFactory(
+        [] { return std::make_unique<CountersProfiler>(); });
+  });
+}
 
 RocprofActivityApi::~RocprofActivityApi() {
   disableActivities(std::set<ActivityType>());
@@ -258,6 +353,8 @@ int RocprofActivityApi::processActivities(
     std::lock_guard<std::mutex> lock(mutex_);
     const auto& mask = s_->maskSnapshot.empty() ? s_->mask : s_->maskSnapshot;
     const bool wantKernels = mask.count(ActivityType::CONCURRENT_KERNEL) > 0;
+    // Counted kernels only, as CUPTI's range profiler gives kineto.
+    const bool wantRanges = mask.count(ActivityType::CUDA_PROFILER_RANGE) > 0;
     const bool wantCopies = mask.count(ActivityType::GPU_MEMCPY) > 0;
     const bool wantRuntime = mask.count(ActivityType::CUDA_RUNTIME) > 0;
 
@@ -265,7 +362,8 @@ int RocprofActivityApi::processActivities(
     size_t gpu = 0, calls = 0;
     for (const auto& batch : s_->pending) {
       for (const auto& w : batch) {
-        gpu += (wantKernels ? w.kernels.size() : 0) + (wantCopies ? w.copies.size() : 0);
+        gpu += (wantKernels || wantRanges ? w.kernels.size() : 0) +
+            (wantCopies ? w.copies.size() : 0);
         calls += wantRuntime ? w.runtime.size() : 0;
       }
     }
@@ -294,8 +392,11 @@ int RocprofActivityApi::processActivities(
                                                : std::string("<unknown kernel>");
         };
 
-        if (wantKernels) {
+        if (wantKernels || wantRanges) {
           for (const auto& k : w.kernels) {
+            if (!wantKernels && k.counter_names.empty()) {
+              continue;
+            }
             KinetoRocmRowInfo info;
             info.kind = KinetoRocmRowInfo::Kind::Kernel;
             info.hasCorrelation = k.has_correlation;
@@ -314,6 +415,9 @@ int RocprofActivityApi::processActivities(
             info.hasGraph = k.has_graph;
             info.graphId = k.graph_id;
             info.graphNodeId = k.graph_node_id;
+            for (size_t i = 0; i < k.counter_names.size() && i < k.counter_values.size(); ++i) {
+              info.counters.emplace_back(std::string(k.counter_names[i]), k.counter_values[i]);
+            }
             rocprofAsyncRow row(
                 k.has_correlation ? k.correlation : unknownCorrelationId(),
                 ROCPROFILER_BUFFER_TRACING_KERNEL_DISPATCH,

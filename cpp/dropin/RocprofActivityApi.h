@@ -20,8 +20,16 @@
 //   beyond setMaxEvents are dropped and counted by the core).
 //
 // What a row of ours carries beyond kineto's row types (graph id and node
-// id, dispatch id, the real stream, whether the launching call is known) is
-// read by kineto-rocm's RocprofActivity_inl.h through rowInfo().
+// id, dispatch id, the real stream, whether the launching call is known,
+// hardware counters) is read by kineto-rocm's RocprofActivity_inl.h through
+// rowInfo().
+// - Counters from PyTorch's experimental config: kineto hands its config to
+//   child profilers only, so the constructor registers one
+//   ("kineto-rocm counters") that reads CUPTI_PROFILER_METRICS and asks the
+//   core for that group for the trace. With CUDA_PROFILER_RANGE asked for
+//   (what torch.profiler asks when profiler_metrics is set), each counted
+//   kernel is a row with its counters as args, even when kernels were not
+//   asked for.
 #pragma once
 #ifdef HAS_ROCTRACER
 
@@ -32,6 +40,8 @@
 #include <mutex>
 #include <set>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "RocprofLogger.h"
 
@@ -71,6 +81,8 @@ struct KinetoRocmRowInfo {
   bool launchedGpuWork = false;
   // A runtime call that launched exactly one kernel: its name.
   std::string launchedKernel;
+  // Kernels: hardware counters (SDK name, value), when a group was counted.
+  std::vector<std::pair<std::string, double>> counters;
 };
 
 class RocprofActivityApi {

@@ -174,6 +174,10 @@ inline void GpuActivity::visitTypedMetadata(ITypedMetadataVisitor& visitor) cons
   visitor.visit(RocmMetadataFields::kSharedMemory, info->sharedMemory);
   visitor.visit(m::scratchMemory(), info->scratchMemory);
   m::visitGraph(visitor, *info);
+  // Hardware counters, keyed by the counter's SDK name (src/vocabulary.rs).
+  for (const auto& [counter, value] : info->counters) {
+    visitor.visit(MetadataField<double>{counter}, value);
+  }
 }
 
 // Runtime activities

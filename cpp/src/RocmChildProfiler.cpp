@@ -3,6 +3,7 @@
 #include "ActivityConvert.h"
 #include "FaceGuard.h"
 #include "KinetoCompat.h"
+#include "MetricsConfig.h"
 #pragma GCC visibility push(default)
 #include "kineto_rocm.h"
 #pragma GCC visibility pop
@@ -92,32 +93,6 @@ std::string summaryJson(const std::vector<std::string>& lines) {
 
 RocmChildSession::RocmChildSession(std::set<ActivityType> types, std::string counters)
     : types_(std::move(types)), counters_(std::move(counters)) {}
-
-std::string countersAskedFor(const std::string& configText) {
-  std::string out;
-  size_t at = 0;
-  while (at <= configText.size()) {
-    size_t end = configText.find('\n', at);
-    if (end == std::string::npos) {
-      end = configText.size();
-    }
-    std::string line = configText.substr(at, end - at);
-    at = end + 1;
-    size_t eq = line.find('=');
-    if (eq == std::string::npos) {
-      continue;
-    }
-    auto trim = [](std::string s) {
-      size_t b = s.find_first_not_of(" \t\r");
-      size_t e = s.find_last_not_of(" \t\r");
-      return b == std::string::npos ? std::string() : s.substr(b, e - b + 1);
-    };
-    if (trim(line.substr(0, eq)) == "CUPTI_PROFILER_METRICS") {
-      out = trim(line.substr(eq + 1));
-    }
-  }
-  return out;
-}
 
 RocmChildSession::~RocmChildSession() {
   guard("~RocmChildSession", [&] {

@@ -5,7 +5,13 @@
 // CUPTI's packing, one key per node), and, when the workload marks CPU ops,
 // each graph kernel linked to its op ("External id").
 //
-//   dropin_trace WORKLOAD OUT.json
+//   dropin_trace WORKLOAD OUT.json [--metrics NAMES]
+//
+// With --metrics, the trace is asked for as torch.profiler asks when its
+// experimental config names profiler_metrics (CUDA_PROFILER_RANGE, and
+// CUPTI_PROFILER_METRICS=NAMES in the config text): every kernel must then
+// carry each counter with the simulator's value, and a second trace of the
+// workload without the metrics must carry none.
 //
 // Prints what it measured and PASS/FAIL per check; exits 1 on a failure.
 // kineto's own error counts ("Record counts: ... CPU GPU out-of-order = N")
@@ -88,40 +94,32 @@ void check(bool ok, const std::string& what) {
   failures += ok ? 0 : 1;
 }
 
-} // namespace
-
-int main(int argc, char** argv) {
-  if (argc != 3) {
-    std::fprintf(stderr, "usage: dropin_trace WORKLOAD OUT.json\n");
-    return 2;
-  }
-  const std::string workload = argv[1];
-  const std::string out = argv[2];
-
-  // What PyTorch does on a GPU machine: kineto with its GPU backend on.
-  libkineto_init(/*cpuOnly=*/false, /*logOnError=*/true);
-  libkineto::api().initProfilerIfRegistered();
-  rocsim_set_marker_hook(&markerHook, nullptr);
-
+// Traces the workload once through kineto and saves kineto's trace to `out`.
+bool traceOnce(
+    const std::string& workload,
+    const std::string& out,
+    const std::set<libkineto::ActivityType>& types,
+    const std::string& config,
+    std::vector<CpuOp>& ops) {
   using libkineto::ActivityType;
   auto& profiler = libkineto::api().activityProfiler();
-  profiler.prepareTrace(
-      {ActivityType::CPU_OP, ActivityType::EXTERNAL_CORRELATION, ActivityType::CONCURRENT_KERNEL,
-       ActivityType::GPU_MEMCPY, ActivityType::CUDA_RUNTIME},
-      "");
+  {
+    std::lock_guard<std::mutex> lock(gOpsMutex);
+    gOps.clear();
+  }
+  profiler.prepareTrace(types, config);
   profiler.startTrace();
   const int64_t spanStart = nowNs();
   char* error = nullptr;
   if (rocsim_run_workload_file(workload.c_str(), nullptr, &error) != 0) {
     std::fprintf(stderr, "workload failed: %s\n", error ? error : "?");
-    return 2;
+    return false;
   }
   // As torch.profiler does before it stops: synchronise the device.
   hipDeviceSynchronize();
 
   auto cpu = std::make_unique<libkineto::CpuTraceBuffer>();
   cpu->span = libkineto::TraceSpan(spanStart, nowNs(), "dropin");
-  std::vector<CpuOp> ops;
   {
     std::lock_guard<std::mutex> lock(gOpsMutex);
     ops = gOps;
@@ -140,14 +138,141 @@ int main(int argc, char** argv) {
   auto trace = profiler.stopTrace();
   if (!trace) {
     std::fprintf(stderr, "stopTrace returned no trace\n");
-    return 2;
+    return false;
   }
   trace->save(out);
+  return true;
+}
 
-  std::ifstream in(out);
+json readTrace(const std::string& path, std::string* body) {
+  std::ifstream in(path);
   std::stringstream text;
   text << in.rdbuf();
-  json doc = json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
+  if (body != nullptr) {
+    *body = text.str();
+  }
+  return json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
+}
+
+std::vector<std::string> splitNames(const std::string& list) {
+  std::vector<std::string> out;
+  std::stringstream in(list);
+  for (std::string name; std::getline(in, name, ',');) {
+    if (!name.empty()) {
+      out.push_back(name);
+    }
+  }
+  return out;
+}
+
+// The metrics trace and the plain trace after it (see the file comment).
+int checkMetrics(const std::string& workload, const std::string& out, const std::string& names) {
+  using libkineto::ActivityType;
+  std::vector<CpuOp> ops;
+  if (!traceOnce(workload, out,
+                 {ActivityType::CPU_OP, ActivityType::EXTERNAL_CORRELATION,
+                  ActivityType::CUDA_PROFILER_RANGE, ActivityType::CUDA_RUNTIME},
+                 "ACTIVITIES_WARMUP_PERIOD_SECS=0\nCUPTI_PROFILER_METRICS=" + names +
+                     "\nCUPTI_PROFILER_ENABLE_PER_KERNEL=true\n",
+                 ops)) {
+    return 2;
+  }
+  const std::string plainOut = out + ".after.json";
+  if (!traceOnce(workload, plainOut,
+                 {ActivityType::CPU_OP, ActivityType::CONCURRENT_KERNEL, ActivityType::CUDA_RUNTIME},
+                 "", ops)) {
+    return 2;
+  }
+  char* truthText = rocsim_ground_truth_json();
+  json truth = json::parse(truthText, nullptr, /*allow_exceptions=*/false);
+  rocsim_free_string(truthText);
+  const auto counters = splitNames(names);
+
+  json doc = readTrace(out, nullptr);
+  std::map<uint64_t, const json*> counted;
+  size_t truthKernels = 0;
+  for (const auto& op : truth["runs"][0]["ops"]) {
+    if (op.value("kind", "") == "kernel") {
+      ++truthKernels;
+      if (op.contains("counters") && !op["counters"].empty()) {
+        counted[op["dispatch_id"].get<uint64_t>()] = &op;
+      }
+    }
+  }
+  size_t events = 0, right = 0;
+  for (const auto& ev : doc["traceEvents"]) {
+    if (ev.value("ph", "") != "X" || ev.value("cat", "") != "kernel") {
+      continue;
+    }
+    ++events;
+    const json& args = ev["args"];
+    auto op = args.contains("dispatch id") ? counted.find(args["dispatch id"].get<uint64_t>())
+                                           : counted.end();
+    if (op == counted.end()) {
+      continue;
+    }
+    bool all = true;
+    for (const auto& name : counters) {
+      all = all && args.contains(name) && args[name].is_number() &&
+          args[name].get<double>() == (*op->second)["counters"][name].get<double>();
+    }
+    right += all;
+  }
+  json plain = readTrace(plainOut, nullptr);
+  size_t plainKernels = 0, plainWithCounters = 0;
+  for (const auto& ev : plain["traceEvents"]) {
+    if (ev.value("ph", "") != "X" || ev.value("cat", "") != "kernel") {
+      continue;
+    }
+    ++plainKernels;
+    for (const auto& name : counters) {
+      plainWithCounters += ev["args"].contains(name) ? 1 : 0;
+    }
+  }
+  std::printf("workload: %s (metrics %s)\ntrace: %s\n", workload.c_str(), names.c_str(), out.c_str());
+  std::printf("simulator kernels: %zu, counted: %zu; kernel events in kineto's trace: %zu, with every counter right: %zu\n",
+              truthKernels, counted.size(), events, right);
+  std::printf("the next trace, without metrics: %zu kernel events, %zu counter args\n", plainKernels,
+              plainWithCounters);
+  check(counted.size() == truthKernels, "the simulator counted every kernel of the metrics trace");
+  check(events == counted.size() && right == events,
+        "every counted kernel is in kineto's trace with each counter's true value");
+  check(plainKernels > 0 && plainWithCounters == 0,
+        "the next trace, which asks for no metrics, counts nothing");
+  return failures == 0 ? 0 : 1;
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+  const bool metrics = argc == 5 && std::string(argv[3]) == "--metrics";
+  if (argc != 3 && !metrics) {
+    std::fprintf(stderr, "usage: dropin_trace WORKLOAD OUT.json [--metrics NAMES]\n");
+    return 2;
+  }
+  const std::string workload = argv[1];
+  const std::string out = argv[2];
+
+  // What PyTorch does on a GPU machine: kineto with its GPU backend on.
+  libkineto_init(/*cpuOnly=*/false, /*logOnError=*/true);
+  libkineto::api().initProfilerIfRegistered();
+  rocsim_set_marker_hook(&markerHook, nullptr);
+  if (metrics) {
+    return checkMetrics(workload, out, argv[4]);
+  }
+
+  using libkineto::ActivityType;
+  std::vector<CpuOp> ops;
+  if (!traceOnce(workload, out,
+                 {ActivityType::CPU_OP, ActivityType::EXTERNAL_CORRELATION,
+                  ActivityType::CONCURRENT_KERNEL, ActivityType::GPU_MEMCPY,
+                  ActivityType::CUDA_RUNTIME},
+                 "", ops)) {
+    return 2;
+  }
+
+  std::string body;
+  json doc = readTrace(out, &body);
   if (!doc.is_object()) {
     std::fprintf(stderr, "kineto wrote no valid JSON to %s\n", out.c_str());
     return 1;
@@ -220,7 +345,6 @@ int main(int argc, char** argv) {
   }
   // What PyTorch does: a regex over the text, bare digits only.
   std::regex nodeRe("\"graph node id\":\\s*(\\d+)");
-  const std::string body = text.str();
   auto regexHits =
       std::distance(std::sregex_iterator(body.begin(), body.end(), nodeRe), std::sregex_iterator());
 

@@ -82,11 +82,6 @@ class KINETO_ROCM_API RocmChildProfiler : public libkineto::IActivityProfiler {
   std::set<libkineto::ActivityType> available_;
 };
 
-// The hardware counters a kineto config asks for: PyTorch writes its
-// experimental config's profiler_metrics as CUPTI_PROFILER_METRICS (a
-// comma-separated list); empty when none.
-KINETO_ROCM_API std::string countersAskedFor(const std::string& configText);
-
 // Registers the child profiler factory with libkineto::api() once per
 // process; later calls do nothing. Returns false if kineto threw.
 KINETO_ROCM_API bool registerKinetoProfiler();

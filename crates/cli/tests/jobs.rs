@@ -778,3 +778,52 @@ fn step_mode_refuses_jobs_that_filter_kernels_differently() {
     );
     assert!(!out.exists(), "nothing ran");
 }
+
+/// rocprofv3's replay validator's sanity check (seed 004): a counter that
+/// depends only on the dispatch (SQ_WAVES: the waves of its grid) has one
+/// value in every pass that counts it, and SQ_INSTS_VALU beside it too.
+#[test]
+fn sanity_counters_are_constant_across_a_dispatchs_passes() {
+    let file = write(
+        "sanity.yaml",
+        "job_replay_mode: kernel
+jobs:
+  - pmc: [SQ_WAVES, GRBM_COUNT]
+    kernel_include_regex: gemm
+    kernel_replay_beta_enabled: true
+  - pmc: [SQ_WAVES, SQ_INSTS_VALU]
+  - pmc: [SQ_INSTS_VALU, SQ_WAVES, GRBM_GUI_ACTIVE]
+",
+    );
+    let out = scratch("sanity.json");
+    let (v, _) = validate_report(
+        "kernel-replay.json",
+        &["--jobs", file.to_str().unwrap(), "--out", out.to_str().unwrap()],
+    );
+    assert_eq!(v["is_clean"], true, "{v:#}");
+    let trace: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    let mut by_dispatch: std::collections::BTreeMap<u64, Vec<&serde_json::Value>> =
+        Default::default();
+    for e in trace["traceEvents"].as_array().unwrap() {
+        if e["cat"] == "kernel" && e["args"].get("replay pass").is_some() {
+            by_dispatch
+                .entry(e["args"]["dispatch id"].as_u64().unwrap())
+                .or_default()
+                .push(&e["args"]);
+        }
+    }
+    assert_eq!(by_dispatch.len(), 40, "every eager gemm dispatch replayed");
+    for (dispatch, passes) in &by_dispatch {
+        assert_eq!(passes.len(), 3, "dispatch {dispatch}");
+        let values = |name: &str| -> Vec<f64> {
+            passes.iter().filter_map(|a| a[name].as_f64()).collect()
+        };
+        let waves = values("SQ_WAVES");
+        assert_eq!(waves.len(), 3, "dispatch {dispatch}");
+        assert!(waves.iter().all(|w| *w == waves[0] && *w > 0.0), "dispatch {dispatch}: {waves:?}");
+        let valu = values("SQ_INSTS_VALU");
+        assert_eq!(valu.len(), 2, "dispatch {dispatch}");
+        assert_eq!(valu[0], valu[1], "dispatch {dispatch}");
+    }
+}

@@ -3,8 +3,10 @@
 //! graph's node keys are stable from replay to replay, so its counters can
 //! be joined across launches, which no per-dispatch view gives.
 use crate::trace::GpuEvent;
+use serde::Serialize;
 use std::collections::BTreeMap;
 
+#[derive(Clone, Debug, Serialize)]
 pub struct NodeCounters {
     pub graph_id: u64,
     pub ordinal: u32,

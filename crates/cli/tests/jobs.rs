@@ -798,7 +798,12 @@ jobs:
     let out = scratch("sanity.json");
     let (v, _) = validate_report(
         "kernel-replay.json",
-        &["--jobs", file.to_str().unwrap(), "--out", out.to_str().unwrap()],
+        &[
+            "--jobs",
+            file.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ],
     );
     assert_eq!(v["is_clean"], true, "{v:#}");
     let trace: serde_json::Value =
@@ -816,12 +821,14 @@ jobs:
     assert_eq!(by_dispatch.len(), 40, "every eager gemm dispatch replayed");
     for (dispatch, passes) in &by_dispatch {
         assert_eq!(passes.len(), 3, "dispatch {dispatch}");
-        let values = |name: &str| -> Vec<f64> {
-            passes.iter().filter_map(|a| a[name].as_f64()).collect()
-        };
+        let values =
+            |name: &str| -> Vec<f64> { passes.iter().filter_map(|a| a[name].as_f64()).collect() };
         let waves = values("SQ_WAVES");
         assert_eq!(waves.len(), 3, "dispatch {dispatch}");
-        assert!(waves.iter().all(|w| *w == waves[0] && *w > 0.0), "dispatch {dispatch}: {waves:?}");
+        assert!(
+            waves.iter().all(|w| *w == waves[0] && *w > 0.0),
+            "dispatch {dispatch}: {waves:?}"
+        );
         let valu = values("SQ_INSTS_VALU");
         assert_eq!(valu.len(), 2, "dispatch {dispatch}");
         assert_eq!(valu[0], valu[1], "dispatch {dispatch}");

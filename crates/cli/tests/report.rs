@@ -44,6 +44,11 @@ fn kineto_rocm(args: &[&std::ffi::OsStr]) -> (String, String) {
 /// Runs the chain workload, with `slow_b` as report_b's duration when
 /// given, and writes its trace to `out`.
 fn run(out: &Path, slow_b: Option<u64>) {
+    run_with(out, slow_b, &[]);
+}
+
+/// `run` with `extra` arguments (e.g. `--pmc`).
+fn run_with(out: &Path, slow_b: Option<u64>, extra: &[&str]) {
     let mut workload: Value = serde_json::from_str(
         &std::fs::read_to_string(shipped::path("report-durations.json")).unwrap(),
     )
@@ -53,14 +58,19 @@ fn run(out: &Path, slow_b: Option<u64>) {
     }
     let file = out.with_extension("workload.json");
     std::fs::write(&file, workload.to_string()).unwrap();
-    kineto_rocm(&[
-        "run".as_ref(),
-        "--virtual-time".as_ref(),
-        "--workload".as_ref(),
-        file.as_os_str(),
-        "--out".as_ref(),
-        out.as_os_str(),
-    ]);
+    kineto_rocm(
+        &[
+            "run".as_ref(),
+            "--virtual-time".as_ref(),
+            "--workload".as_ref(),
+            file.as_os_str(),
+            "--out".as_ref(),
+            out.as_os_str(),
+        ]
+        .into_iter()
+        .chain(extra.iter().map(|a| a.as_ref()))
+        .collect::<Vec<&std::ffi::OsStr>>(),
+    );
 }
 
 fn report(traces: &[&Path]) -> Value {
@@ -281,4 +291,46 @@ fn errors_name_the_file_and_what_is_wrong() {
         .unwrap();
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("not a valid Perfetto trace"), "{stderr}");
+}
+
+/// Where kernels carry hardware counters, the report gives each graph
+/// node's counter means over its replays (text and JSON); GRBM_COUNT is the
+/// simulator's clocks over the dispatch, 2.1 per ns of the node's known
+/// duration. A trace without counters has no such table.
+#[test]
+fn counters_are_reported_per_graph_node() {
+    let trace = scratch("chain-counters.json");
+    run_with(&trace, None, &["--pmc", "GRBM_COUNT,SQ_WAVES"]);
+    let json = report(&[&trace]);
+    let counters = json["counters"].as_array().unwrap();
+    assert_eq!(counters.len(), 1, "{json}");
+    let nodes = counters[0]["nodes"].as_array().unwrap();
+    assert_eq!(nodes.len(), CHAIN.len());
+    for (node, (kernel, ns)) in nodes.iter().zip(CHAIN) {
+        assert_eq!(node["kernel"], kernel);
+        assert_eq!(node["count"], REPLAYS, "{node}");
+        let means = node["means"].as_array().unwrap();
+        assert_eq!(means[0][0], "GRBM_COUNT");
+        assert_eq!(means[0][1].as_f64(), Some((ns * 21 / 10) as f64), "{node}");
+        assert_eq!(means[1][0], "SQ_WAVES");
+    }
+    let (text, _) = kineto_rocm(&["report".as_ref(), trace.as_os_str()]);
+    let table = text
+        .split_once("counter means per graph node:\n")
+        .unwrap_or_else(|| panic!("no counter table: {text}"))
+        .1;
+    let rows: Vec<Vec<&str>> = table
+        .lines()
+        .skip(1)
+        .map(|l| l.split_whitespace().collect())
+        .collect();
+    assert_eq!(rows.len(), CHAIN.len(), "{table}");
+    assert_eq!(rows[1][2], "report_b");
+    assert_eq!(rows[1][4], "33600.0", "16000 ns at 2.1 clocks per ns");
+
+    let plain = scratch("chain-plain.json");
+    run(&plain, None);
+    assert_eq!(report(&[&plain])["counters"].as_array().unwrap().len(), 0);
+    let (text, _) = kineto_rocm(&["report".as_ref(), plain.as_os_str()]);
+    assert!(!text.contains("counter means"), "{text}");
 }

@@ -2,7 +2,8 @@
 //! more traces, its kernel, count, mean, p50 and p99 duration, its share of
 //! its replays' time and its drift over replays, slowest first; with several
 //! traces (the ranks of a distributed job) the same per rank, and which rank
-//! is slowest per node. `demo` prints the same table.
+//! is slowest per node; and where kernels carry hardware counters, each
+//! node's counter means. `demo` prints the same tables.
 //!
 //! A replay is one launch of a graph: its kernels share the launch's
 //! `correlation`. A trace without correlations (or a graph with some
@@ -16,6 +17,7 @@ pub use plot::{html, svg, PlotChoice};
 pub use print::print;
 pub use stats::NodeStats;
 
+use crate::counter_table::{node_rows, NodeCounters};
 use crate::trace::{GpuEvent, Trace};
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap};
@@ -56,6 +58,17 @@ pub struct Report {
     pub ranks: Vec<Rank>,
     /// Slowest first.
     pub nodes: Vec<NodeReport>,
+    /// Per rank whose kernels carry hardware counters: each graph node's
+    /// counter means over its replays (empty when no trace has counters).
+    pub counters: Vec<RankCounters>,
+}
+
+/// One rank's per-node counter means.
+#[derive(Clone, Debug, Serialize)]
+pub struct RankCounters {
+    /// Index into `ranks`.
+    pub rank: usize,
+    pub nodes: Vec<NodeCounters>,
 }
 
 /// Per node of one trace: kernel name(s) and stats.
@@ -191,6 +204,15 @@ pub fn build(traces: &[(String, Trace)]) -> Report {
             })
             .collect(),
         nodes,
+        counters: traces
+            .iter()
+            .enumerate()
+            .map(|(rank, (_, trace))| RankCounters {
+                rank,
+                nodes: node_rows(&trace.events),
+            })
+            .filter(|r| !r.nodes.is_empty())
+            .collect(),
     }
 }
 

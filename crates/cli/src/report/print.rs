@@ -75,4 +75,13 @@ pub fn print(report: &Report) {
             println!("{lead}{rank} {}", figures(stats));
         }
     }
+    for counters in &report.counters {
+        let of = if several {
+            format!(" (rank {})", counters.rank)
+        } else {
+            String::new()
+        };
+        println!("\ncounter means per graph node{of}:");
+        crate::counter_table::print(&counters.nodes);
+    }
 }

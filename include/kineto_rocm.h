@@ -40,6 +40,11 @@ int kineto_rocm_stop(void);
 int kineto_rocm_request_counters(const char* names);
 /* Stops counting; values already counted stay. */
 int kineto_rocm_release_counters(void);
+/* Application mode's dispatch thread trace (KINETO_ROCM_THREAD_TRACE set at
+ * initialisation, no kernel-replay plan; on from the start): non-zero traces
+ * every dispatch the kernel filters select from now on, 0 none. Without the
+ * trace's settings it changes nothing. */
+int kineto_rocm_set_thread_trace(int on);
 /* Waits (bounded) for stopped windows to complete and writes them as one
  * kineto-format chrome trace to `path`. */
 int kineto_rocm_write_trace(const char* path);

@@ -68,6 +68,14 @@ pub extern "C" fn kineto_rocm_release_counters() -> c_int {
 }
 
 #[no_mangle]
+pub extern "C" fn kineto_rocm_set_thread_trace(on: c_int) -> c_int {
+    guarded("kineto_rocm_set_thread_trace", || {
+        session::set_thread_trace(on != 0);
+        status_of(Ok(()))
+    })
+}
+
+#[no_mangle]
 pub extern "C" fn kineto_rocm_write_trace(path: *const c_char) -> c_int {
     guarded("kineto_rocm_write_trace", || {
         let written = path_of(path).and_then(|path| {

@@ -6,7 +6,7 @@
 //! The SDK may not have configured the tool yet when a call comes: a start
 //! then waits for the SDK's `initialize`, and a stop withdraws it.
 use crate::error::ToolError;
-use crate::tool::sdk::{configure, counting, tool};
+use crate::tool::sdk::{configure, counting, thread_trace, tool};
 use crate::tool::session::collector::Collector;
 use crate::window::FinishedWindow;
 use activity_store::ExternalDomain;
@@ -108,4 +108,16 @@ pub fn request_counters(names: &str) -> Result<(), ToolError> {
 /// Stops counting the group asked for; values already counted stay.
 pub fn release_counters() {
     counting::release();
+}
+
+/// Application mode's thread trace (`KINETO_ROCM_THREAD_TRACE` set, no
+/// kernel-replay plan): traces every selected dispatch from now on (on),
+/// or none (off). Without the trace's settings at initialisation the
+/// service is not configured and this changes nothing.
+pub fn set_thread_trace(on: bool) {
+    if on {
+        thread_trace::request();
+    } else {
+        thread_trace::release();
+    }
 }

@@ -5,6 +5,7 @@
 //! sees which step or pass collects what.
 use counter_jobs::{
     fold, load_file, CommandLine, JobErrors, JobReplayMode, Plan, RunCollection, RunOptions,
+    ThreadTrace,
 };
 use std::path::{Path, PathBuf};
 
@@ -15,10 +16,9 @@ pub const JOB_FILE_ENV: &str = "KINETO_ROCM_JOB_FILE";
 /// (src/tool/sdk/counting.rs reads it).
 pub const PMC_ENV: &str = "KINETO_ROCM_PMC";
 
-/// In application mode, each run's counter group (`None`: a run that is no
-/// counter group, a thread trace, which the tool does not collect yet): one
-/// run is collected on every dispatch, several one per profiled window.
-/// `None` in kernel mode.
+/// In application mode, each run's counter group (`None`: the thread-trace
+/// run): one run is collected on every dispatch, several one per profiled
+/// window. `None` in kernel mode.
 pub fn application_runs(plan: &Plan) -> Option<Vec<Option<Vec<String>>>> {
     (plan.mode == JobReplayMode::Application).then(|| {
         plan.runs
@@ -109,6 +109,55 @@ pub fn thread_trace_next_to(trace: &Path) -> Option<PathBuf> {
     Some(PathBuf::from(dir))
 }
 
+/// The trace's settings as the tool reads them (src/tool/sdk/thread_trace.rs).
+fn thread_trace_settings(t: &ThreadTrace) -> String {
+    format!(
+        "target_cu={},shader_engine_mask={:#x},buffer_size={:#x},simd_select={:#x},perfcounter_ctrl={},serialize_all={}",
+        t.target_cu,
+        t.shader_engine_mask,
+        t.buffer_size,
+        t.simd_select,
+        t.perfcounter_ctrl,
+        u8::from(t.serialize_all)
+    )
+}
+
+/// In application mode, the thread trace's settings when a run traces
+/// (`None` when none does): the SDK takes the service's settings once, at
+/// initialisation, so thread-trace jobs that set them differently are
+/// refused, naming them.
+pub fn application_thread_trace_env(
+    jobs: &JobPlan,
+) -> Result<Option<(&'static str, String)>, String> {
+    let mut traces = jobs
+        .plan
+        .runs
+        .iter()
+        .filter_map(|run| match &run.collection {
+            RunCollection::ThreadTrace(t) => Some((run, t)),
+            _ => None,
+        });
+    let Some((first_run, first)) = traces.next() else {
+        return Ok(None);
+    };
+    if let Some((other_run, _)) = traces.find(|(_, t)| *t != first) {
+        let job = |run: &counter_jobs::Run| {
+            run.jobs
+                .first()
+                .map_or("the command line".to_string(), |j| format!("jobs[{j}]"))
+        };
+        return Err(format!(
+            "bad counter request in {}: {} and {} set the thread trace differently; the SDK takes the trace's settings once per run: give them the same att_* settings, or run them separately",
+            jobs.file
+                .as_ref()
+                .map_or("the command line".to_string(), |f| f.display().to_string()),
+            job(first_run),
+            job(other_run)
+        ));
+    }
+    Ok(Some((THREAD_TRACE_ENV, thread_trace_settings(first))))
+}
+
 /// In kernel mode, the tool's variables for the run: `(name, value)`;
 /// `None` in application mode.
 pub fn kernel_replay_env(plan: &Plan) -> Option<Vec<(&'static str, String)>> {
@@ -123,18 +172,7 @@ pub fn kernel_replay_env(plan: &Plan) -> Option<Vec<(&'static str, String)>> {
     let mut env = vec![(KERNEL_REPLAY_ENV, passes.join(";"))];
     env.extend(filter_env(&run.options));
     if let Some(t) = replay.thread_trace() {
-        env.push((
-            THREAD_TRACE_ENV,
-            format!(
-                "target_cu={},shader_engine_mask={:#x},buffer_size={:#x},simd_select={:#x},perfcounter_ctrl={},serialize_all={}",
-                t.target_cu,
-                t.shader_engine_mask,
-                t.buffer_size,
-                t.simd_select,
-                t.perfcounter_ctrl,
-                u8::from(t.serialize_all)
-            ),
-        ));
+        env.push((THREAD_TRACE_ENV, thread_trace_settings(t)));
     }
     Some(env)
 }

@@ -389,14 +389,30 @@ enum Collect {
     Group,
     /// Kernel mode: every pass of the plan on each selected dispatch.
     KernelReplay,
+    /// Application mode's thread trace on every selected dispatch.
+    ThreadTrace,
     /// Step mode: the k-th profiled window collects the plan's run k (a
-    /// counter group; `None`: a run the tool does not collect yet).
+    /// counter group; `None`: the thread trace).
     PerWindow(Vec<Option<Vec<String>>>),
 }
 
 impl Collect {
-    fn any(&self) -> bool {
-        !matches!(self, Collect::Nothing)
+    /// Does any window count hardware counters?
+    fn counts(&self) -> bool {
+        match self {
+            Collect::Group | Collect::KernelReplay => true,
+            Collect::PerWindow(groups) => groups.iter().any(Option::is_some),
+            Collect::Nothing | Collect::ThreadTrace => false,
+        }
+    }
+
+    /// Does any window or pass run the thread trace?
+    fn traces(&self) -> bool {
+        match self {
+            Collect::KernelReplay | Collect::ThreadTrace => true,
+            Collect::PerWindow(groups) => groups.iter().any(Option::is_none),
+            Collect::Nothing | Collect::Group => false,
+        }
     }
 }
 
@@ -438,6 +454,11 @@ fn check_jobs(args: &RunArgs, show: fn(&str)) -> Result<Collect, Stop> {
     for (name, value) in jobs::application_filter_env(&jobs).map_err(Stop::BadInput)? {
         std::env::set_var(name, value);
     }
+    if let Some((name, value)) =
+        jobs::application_thread_trace_env(&jobs).map_err(Stop::BadInput)?
+    {
+        std::env::set_var(name, value);
+    }
     match groups.as_slice() {
         [Some(group)] => {
             std::env::set_var(jobs::PMC_ENV, group.join(","));
@@ -449,8 +470,8 @@ fn check_jobs(args: &RunArgs, show: fn(&str)) -> Result<Collect, Stop> {
         }
         [] => Ok(Collect::Nothing),
         [None] => {
-            progress("not collected yet: the thread trace; the trace carries no counter values");
-            Ok(Collect::Nothing)
+            progress("thread trace: every selected dispatch is traced (the SDK's dispatch thread trace service)");
+            Ok(Collect::ThreadTrace)
         }
         _ => {
             show_step_mode(&groups);
@@ -468,7 +489,7 @@ fn show_step_mode(groups: &[Option<Vec<String>>]) {
                 group.join(",")
             )),
             None => progress(&format!(
-                "step mode: window {window} collects nothing (thread trace is not collected yet)"
+                "step mode: window {window} runs the thread trace on every selected dispatch"
             )),
         }
     }
@@ -555,12 +576,19 @@ fn profile(workload: &WorkloadSource, plan: &Plan) -> Result<Session, String> {
         let opens = plan.schedule.0.iter().any(|&(first, _)| first == step);
         let closes = plan.schedule.0.iter().any(|&(_, last)| last == step);
         if opens {
+            // A window counts or traces, never both (seed 004: the trace
+            // perturbs counters).
             match plan.window_groups.get(window) {
                 Some(Some(group)) => {
                     progress(&format!("window {window}: counting {}", group.join(",")));
+                    session.set_thread_trace(false)?;
                     session.request_counters(group)?;
                 }
-                Some(None) => session.release_counters()?,
+                Some(None) => {
+                    progress(&format!("window {window}: thread trace"));
+                    session.release_counters()?;
+                    session.set_thread_trace(true)?;
+                }
                 None => {}
             }
             session.start()?;
@@ -580,6 +608,7 @@ fn profile(workload: &WorkloadSource, plan: &Plan) -> Result<Session, String> {
             session.stop()?;
             if !plan.window_groups.is_empty() {
                 session.release_counters()?;
+                session.set_thread_trace(false)?;
             }
             if plan.trace_per_window {
                 let files = plan.window_outputs(window);
@@ -650,13 +679,14 @@ impl RunArgs {
 
 fn run(args: &RunArgs, outputs: Vec<Output>, gzip_level: u32) -> Result<(), Stop> {
     let collect = check_jobs(args, |line| println!("{line}"))?;
-    let counters = collect.any();
+    let counters = collect.counts();
     let kernel_mode = matches!(collect, Collect::KernelReplay);
+    let traces = collect.traces();
     let workload = args.workload()?;
     args.model.export_tool_settings();
     let mut plan = args.plan(outputs, gzip_level);
     plan.collect_per_window(collect, args)?;
-    if let (true, Some(first)) = (kernel_mode, plan.files().first()) {
+    if let (true, Some(first)) = (traces, plan.files().first()) {
         let _ = jobs::thread_trace_next_to(&first.path);
     }
     // Nothing here compares with the ground truth; do not keep it.
@@ -776,7 +806,7 @@ fn validate_command(
     truth_out: Option<&Path>,
 ) -> Result<bool, Stop> {
     let collect = check_jobs(args, |line| eprintln!("{line}"))?;
-    let kernel_mode = matches!(collect, Collect::KernelReplay);
+    let traces = collect.traces();
     let workload = args.workload()?;
     args.model.export_tool_settings();
     let default_out =
@@ -786,7 +816,7 @@ fn validate_command(
     let mut plan = args.plan(vec![Output::new(out, Some(Format::Json))], 1);
     plan.collect_per_window(collect, args)?;
     // A thread trace next to a trace not kept goes with it.
-    let thread_trace_dir = kernel_mode
+    let thread_trace_dir = traces
         .then(|| jobs::thread_trace_next_to(out))
         .flatten()
         .filter(|_| !keep);

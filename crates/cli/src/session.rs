@@ -150,6 +150,23 @@ impl Session {
         self.call("kineto_rocm_release_counters")
     }
 
+    /// Application mode: traces every selected dispatch from now on (on),
+    /// or none.
+    pub fn set_thread_trace(&self, on: bool) -> Result<(), String> {
+        type SetFn = unsafe extern "C" fn(c_int) -> c_int;
+        let name = "kineto_rocm_set_thread_trace";
+        // SAFETY: include/kineto_rocm.h: `int name(int)`.
+        let f = unsafe { self.tool.get::<SetFn>(name.as_bytes()) }
+            .map_err(|e| format!("{name}: {e}"))?;
+        // SAFETY: a plain integer argument; the tool catches its own panics.
+        match unsafe { f(c_int::from(on)) } {
+            0 => Ok(()),
+            code => Err(format!(
+                "{name} failed with status {code} (see the log above)"
+            )),
+        }
+    }
+
     pub fn run(&self, workload: &WorkloadSource, options: &RunOptions) -> Result<(), String> {
         let mut options = options.clone();
         options

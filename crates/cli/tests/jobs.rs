@@ -291,9 +291,11 @@ fn one_counter_group_is_collected_on_every_kernel_and_proven() {
 
 /// Step mode: an application-mode plan of several runs collects run k in
 /// the k-th profiled window (one step each by default): each window's
-/// kernels carry exactly their run's group, every value proven; a thread
-/// trace run collects nothing and says so; a schedule of too few windows is
-/// refused before anything runs.
+/// kernels carry exactly their run's group, every value proven; the thread
+/// trace run traces every dispatch of its window (and counts none), each
+/// trace's bytes proven (seed 004's "an ATT job next to a pmc job never
+/// runs" does not happen here); a schedule of too few windows is refused
+/// before anything runs.
 #[test]
 fn step_mode_collects_one_group_per_window_and_proves_each() {
     let file = write(
@@ -307,6 +309,9 @@ fn step_mode_collects_one_group_per_window_and_proves_each() {
     assert_eq!(v["counter_values"], 2 * 6400 + 6400, "{v:#}");
     assert_eq!(v["wrong_counter_values"], 0);
     assert_eq!(v["missing_counter_values"], 0);
+    assert_eq!(v["thread_trace_events"], 6400, "{v:#}");
+    assert_eq!(v["wrong_thread_traces"], 0);
+    assert_eq!(v["missing_thread_traces"], 0);
     assert_eq!(v["is_clean"], true, "{v:#}");
 
     let out = scratch("steps-run.json");
@@ -322,7 +327,7 @@ fn step_mode_collects_one_group_per_window_and_proves_each() {
         "{stderr}"
     );
     assert!(
-        stderr.contains("step mode: window 2 collects nothing (thread trace is not collected yet)"),
+        stderr.contains("step mode: window 2 runs the thread trace on every selected dispatch"),
         "{stderr}"
     );
     let trace: serde_json::Value =
@@ -331,25 +336,26 @@ fn step_mode_collects_one_group_per_window_and_proves_each() {
     for e in trace["traceEvents"].as_array().unwrap() {
         if e["cat"] == "kernel" {
             let a = e["args"].as_object().unwrap();
-            let mut names: Vec<&str> = ["SQ_WAVES", "GRBM_COUNT", "GRBM_GUI_ACTIVE"]
-                .into_iter()
-                .filter(|n| a.contains_key(*n))
-                .collect();
+            let mut names: Vec<&str> =
+                ["SQ_WAVES", "GRBM_COUNT", "GRBM_GUI_ACTIVE", "thread trace"]
+                    .into_iter()
+                    .filter(|n| a.contains_key(*n))
+                    .collect();
             names.sort_unstable();
             *groups.entry(names.join(",")).or_default() += 1;
         }
     }
-    let per_window = groups[""];
+    let per_window = groups["GRBM_GUI_ACTIVE"];
     assert!(per_window > 0);
     assert_eq!(
         groups,
         [
-            ("".to_string(), per_window),
             ("GRBM_COUNT,SQ_WAVES".to_string(), per_window),
-            ("GRBM_GUI_ACTIVE".to_string(), per_window)
+            ("GRBM_GUI_ACTIVE".to_string(), per_window),
+            ("thread trace".to_string(), per_window)
         ]
         .into(),
-        "each window's kernels carry exactly their run's group"
+        "each window's kernels carry exactly their run's group or trace"
     );
 
     let output = run(
@@ -833,4 +839,88 @@ jobs:
         assert_eq!(valu.len(), 2, "dispatch {dispatch}");
         assert_eq!(valu[0], valu[1], "dispatch {dispatch}");
     }
+}
+
+/// Application mode with a thread-trace job alone: every dispatch the
+/// kernel filters select is traced once (pass 0), named on its kernel
+/// event, each file set holding the bytes the SDK handed over; nothing is
+/// counted, and nothing else is traced.
+#[test]
+fn application_mode_traces_the_selected_dispatches() {
+    let file = write(
+        "trace-only.yaml",
+        "jobs:
+  - advanced_thread_trace: true
+    att_target_cu: 2
+    att_shader_engine_mask: \"0x3\"
+    kernel_include_regex: gemm_n
+    kernel_iteration_range: \"[1-2]\"
+",
+    );
+    for model in ["rocm", "ideal"] {
+        let out = scratch(&format!("trace-only-{model}.json"));
+        let (v, stderr) = validate_report(
+            "kernel-replay.json",
+            &[
+                "--jobs",
+                file.to_str().unwrap(),
+                "--submission-model",
+                model,
+                "--out",
+                out.to_str().unwrap(),
+            ],
+        );
+        assert!(
+            stderr.contains("thread trace: every selected dispatch is traced"),
+            "{stderr}"
+        );
+        assert_eq!(v["is_clean"], true, "{model}: {v:#}");
+        assert_eq!(
+            v["thread_trace_events"], 4,
+            "{model}: gemm_nt and gemm_nn, launches 1-2: {v:#}"
+        );
+        assert_eq!(v["wrong_thread_traces"], 0);
+        assert_eq!(v["missing_thread_traces"], 0);
+        assert_eq!(v["counter_values"], 0);
+        let trace: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+        let mut traced = Vec::new();
+        for e in trace["traceEvents"].as_array().unwrap() {
+            if let Some(files) = e["args"]["thread trace"].as_str() {
+                assert_eq!(files.split(',').count(), 2, "two shader engines: {files}");
+                traced.push(e["name"].as_str().unwrap().to_string());
+            }
+        }
+        traced.sort();
+        assert_eq!(
+            traced,
+            ["gemm_nn", "gemm_nn", "gemm_nt", "gemm_nt"],
+            "{model}"
+        );
+        let _ = std::fs::remove_dir_all(format!("{}.att", out.display()));
+    }
+}
+
+/// Thread-trace jobs with different settings cannot share one run's
+/// service: refused before anything runs, naming both.
+#[test]
+fn application_mode_refuses_thread_trace_jobs_that_disagree() {
+    let file = write(
+        "trace-disagree.yaml",
+        "jobs:
+  - advanced_thread_trace: true
+    att_target_cu: 1
+  - advanced_thread_trace: true
+    att_target_cu: 3
+",
+    );
+    let out = scratch("trace-disagree.json");
+    let output = run(&out, &["--jobs", file.to_str().unwrap()], None);
+    assert_eq!(output.status.code(), Some(2), "{}", text(&output.stderr));
+    assert!(
+        text(&output.stderr).contains("jobs[0] and jobs[1] set the thread trace differently"),
+        "{}",
+        text(&output.stderr)
+    );
+    assert!(!out.exists(), "nothing ran");
 }

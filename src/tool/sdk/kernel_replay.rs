@@ -71,6 +71,11 @@ pub fn parse(text: &str) -> Result<Vec<Option<Vec<String>>>, ToolError> {
     Ok(passes)
 }
 
+/// Is a kernel-replay plan asked for (whether or not the SDK can replay)?
+pub fn asked() -> bool {
+    std::env::var(KERNEL_REPLAY_ENV).is_ok_and(|t| !t.trim().is_empty())
+}
+
 /// Subscribes `context` to the kernel-replay domain when a plan is set;
 /// `Ok(false)` when none is.
 pub fn configure(sdk: &Sdk, context: rocprofiler_context_id_t) -> Result<bool, ToolError> {

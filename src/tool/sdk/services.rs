@@ -85,6 +85,10 @@ pub fn configure_all(
     kernel_replay::configure(sdk, context)?;
     let thread_trace = if kernel_replay::has_thread_trace_pass() {
         thread_trace::configure(sdk)?
+    } else if !kernel_replay::asked() && thread_trace::wanted_without_replay() {
+        let context = thread_trace::configure(sdk)?;
+        thread_trace::request_unless_released();
+        context
     } else {
         None
     };

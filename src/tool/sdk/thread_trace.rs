@@ -1,17 +1,27 @@
-//! The thread-trace pass of kernel mode: the SDK's dispatch thread trace
-//! service (experimental/thread-trace/dispatch.h) on a context of its own,
+//! The dispatch thread trace: the SDK's dispatch thread trace service
+//! (experimental/thread-trace/dispatch.h) on a context of its own,
 //! configured for every GPU at initialisation and started with each
-//! window. It traces a submission only on the pass the plan gives the
-//! trace, which the kernel-replay callback publishes (`trace_pass`), so the
-//! trace never shares a pass with counters. Each shader engine's raw bytes go to
+//! window. Two ways to ask for it:
+//! - kernel mode: a submission is traced only on the pass the plan gives
+//!   the trace, which the kernel-replay callback publishes (`trace_pass`),
+//!   so the trace never shares a pass with counters;
+//! - application mode (`KINETO_ROCM_THREAD_TRACE` set and no kernel-replay
+//!   plan): every dispatch the kernel filters select is traced while the
+//!   trace is asked for, from the start, and switched per profiler window
+//!   by `request`/`release` (step mode gives a thread-trace job its own
+//!   window, so it never shares one with a counter group).
+//!
+//! Each shader engine's raw bytes go to
 //! `DIR/dispatch-<id>-pass-<p>-se<k>.att` (`KINETO_ROCM_THREAD_TRACE_DIR`,
-//! default `kineto-rocm-thread-trace-<pid>`), named on the pass's kernel
-//! event; decoding them is the closed decoder plugin's work.
+//! default `kineto-rocm-thread-trace-<pid>`; pass 0 for a dispatch not
+//! replayed), named on the kernel event; decoding them is the closed
+//! decoder plugin's work.
 //!
 //! `KINETO_ROCM_THREAD_TRACE` carries the job's settings as
 //! `name=value` pairs (target_cu, shader_engine_mask, buffer_size,
 //! simd_select, perfcounter_ctrl, serialize_all).
 use super::agents;
+use super::kernel_filter;
 use super::tool::check;
 use crate::error::ToolError;
 use crate::tool::finish::thread_traces;
@@ -22,6 +32,7 @@ use std::cell::Cell;
 use std::ffi::c_void;
 use std::io::Write;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicU8, Ordering};
 
 pub const SETTINGS_ENV: &str = "KINETO_ROCM_THREAD_TRACE";
 pub const DIR_ENV: &str = "KINETO_ROCM_THREAD_TRACE_DIR";
@@ -29,6 +40,14 @@ pub const DIR_ENV: &str = "KINETO_ROCM_THREAD_TRACE_DIR";
 static DIR: OnceCell<PathBuf> = OnceCell::new();
 /// The pass each traced dispatch was traced on, until its data came.
 static TRACED_PASS: Lazy<DashMap<u64, u32>> = Lazy::new(DashMap::new);
+
+/// Application mode: is every selected dispatch traced now? `UNSAID` until
+/// `request`, `release` or the service's configuration says, so a choice
+/// made before the SDK initialised the tool is kept.
+static EVERY_DISPATCH: AtomicU8 = AtomicU8::new(UNSAID);
+const UNSAID: u8 = 0;
+const ON: u8 = 1;
+const OFF: u8 = 2;
 
 thread_local! {
     /// (dispatch id, pass) when this thread's next submission is a trace pass.
@@ -39,6 +58,28 @@ thread_local! {
 /// thread-trace pass (`None`: it is not one).
 pub fn trace_pass(pass: Option<(u64, u32)>) {
     TRACE_PASS.with(|p| p.set(pass));
+}
+
+/// Are the trace's settings set? Without a kernel-replay plan, that asks
+/// for application mode's trace.
+pub fn wanted_without_replay() -> bool {
+    std::env::var_os(SETTINGS_ENV).is_some_and(|v| !v.is_empty())
+}
+
+/// Application mode: traces every selected dispatch from now on.
+pub fn request() {
+    EVERY_DISPATCH.store(ON, Ordering::Relaxed);
+}
+
+/// Application mode: traces nothing from now on.
+pub fn release() {
+    EVERY_DISPATCH.store(OFF, Ordering::Relaxed);
+}
+
+/// Application mode, at configuration: traces from the start unless
+/// `release` already said otherwise.
+pub fn request_unless_released() {
+    let _ = EVERY_DISPATCH.compare_exchange(UNSAID, ON, Ordering::Relaxed, Ordering::Relaxed);
 }
 
 /// The job's settings as the SDK's parameters.
@@ -84,7 +125,8 @@ pub fn parameters(text: &str) -> Result<Vec<rocprofiler_thread_trace_parameter_t
 }
 
 /// A context tracing every GPU (for a kernel-replay plan with a trace
-/// pass); `Ok(None)` when the SDK has no such service.
+/// pass, or application mode's trace, then asked for from the start);
+/// `Ok(None)` when the SDK has no such service.
 pub fn configure(sdk: &Sdk) -> Result<Option<rocprofiler_context_id_t>, ToolError> {
     let Some(configure) = dispatch_thread_trace_service() else {
         log::error!("kineto-rocm: this SDK has no dispatch thread trace service; the thread-trace pass collects nothing");
@@ -137,17 +179,24 @@ unsafe extern "C" fn on_dispatch(
     _agent_id: rocprofiler_agent_id_t,
     _queue_id: rocprofiler_queue_id_t,
     _correlation_id: rocprofiler_async_correlation_id_t,
-    _kernel_id: u64,
+    kernel_id: u64,
     dispatch_id: u64,
     _userdata_config: *mut c_void,
     userdata_shader: *mut rocprofiler_user_data_t,
 ) -> u32 {
     std::panic::catch_unwind(|| {
-        let Some((_, pass)) = TRACE_PASS
+        let replay_pass = TRACE_PASS
             .with(Cell::get)
             .filter(|(d, _)| *d == dispatch_id)
-        else {
-            return thread_trace_control::NONE;
+            .map(|(_, pass)| pass);
+        let pass = match replay_pass {
+            Some(pass) => pass,
+            None if EVERY_DISPATCH.load(Ordering::Relaxed) == ON
+                && kernel_filter::selects(kernel_id) =>
+            {
+                0
+            }
+            None => return thread_trace_control::NONE,
         };
         TRACED_PASS.insert(dispatch_id, pass);
         if !userdata_shader.is_null() {

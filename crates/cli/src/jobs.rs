@@ -12,6 +12,8 @@ pub const JOB_FILE_ENV: &str = "KINETO_ROCM_JOB_FILE";
 /// The tool's variable naming the counter group to collect per dispatch
 /// (src/tool/sdk/counting.rs reads it).
 pub const PMC_ENV: &str = "KINETO_ROCM_PMC";
+/// The tool's switch for per-instance counter values.
+pub const DIMENSIONS_ENV: &str = "KINETO_ROCM_COUNTER_DIMENSIONS";
 
 /// In application mode, each run's counter group (`None`: a run that is no
 /// counter group, a thread trace, which the tool does not collect yet): one

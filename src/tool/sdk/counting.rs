@@ -14,9 +14,18 @@
 //! is made at its first dispatch under a group: its supported counters are
 //! read from the SDK's catalog, and an agent that lacks one of the group's
 //! counters collects nothing, said once in the log.
+//!
+//! A counter's instances (one record each) are summed into its value.
+//! With `KINETO_ROCM_COUNTER_DIMENSIONS` on, each instance's value is kept
+//! too: making the config also reads each counter's dimensions and
+//! instances from the catalog (VERSION_1 info, and each instance's
+//! position per dimension from `rocprofiler_query_record_dimension_position`)
+//! into a map from instance id to slot and args key, so a record costs one
+//! lookup and no SDK call.
 use super::tool::check;
 use crate::error::ToolError;
-use crate::tool::finish::counters::{self, GroupNames};
+use crate::tool::finish::counters::{self, GroupNames, InstanceKeys};
+use crate::vocabulary::counter_instance_key;
 use arc_swap::ArcSwapOption;
 use dashmap::DashMap;
 use once_cell::sync::{Lazy, OnceCell};
@@ -24,16 +33,29 @@ use rocprofiler_sys::*;
 use std::cell::Cell;
 use std::collections::HashMap;
 use std::ffi::c_void;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 /// The environment variable naming the counter group.
 pub const PMC_ENV: &str = "KINETO_ROCM_PMC";
+/// The switch that keeps each counter instance's value beside the sum.
+pub const DIMENSIONS_ENV: &str = "KINETO_ROCM_COUNTER_DIMENSIONS";
+
+/// Whether instance values are kept (read at configuration).
+static DIMENSIONS: AtomicBool = AtomicBool::new(false);
 
 /// An agent's counter config for a group, and counter id -> index in it.
 struct AgentConfig {
     config: u64,
     index_of: HashMap<u64, usize>,
+    /// Dimensions on, and the catalog described every counter's instances.
+    instances: Option<Instances>,
+}
+
+/// A config's counter instances: instance id -> slot, and each slot's key.
+struct Instances {
+    slot_of: HashMap<u64, usize>,
+    keys: InstanceKeys,
 }
 
 /// A group asked for, with each agent's config (`None`: the agent cannot
@@ -106,6 +128,17 @@ pub fn configure(sdk: &Sdk, context: rocprofiler_context_id_t) -> Result<(), Too
         status,
     )?;
     let _ = SDK.set(*sdk);
+    let dimensions = std::env::var(DIMENSIONS_ENV).ok();
+    let (on, warning) = graph_attribution::switch_value(
+        DIMENSIONS_ENV,
+        dimensions.as_deref(),
+        false,
+        "counter dimensions are summed",
+    );
+    if let Some(warning) = warning {
+        log::warn!("kineto-rocm: {warning}");
+    }
+    DIMENSIONS.store(on, Ordering::Relaxed);
     let value = std::env::var(PMC_ENV).unwrap_or_default();
     let names = group_names(value.split([',', ' ']));
     if !names.is_empty() {
@@ -271,6 +304,10 @@ impl Group {
             );
             return None;
         }
+        let instances = DIMENSIONS
+            .load(Ordering::Relaxed)
+            .then(|| Self::instances(sdk, agent, &ids, names))
+            .flatten();
         Some(AgentConfig {
             config: config.handle,
             index_of: ids
@@ -278,8 +315,97 @@ impl Group {
                 .enumerate()
                 .map(|(index, id)| (id.handle, index))
                 .collect(),
+            instances,
         })
     }
+
+    /// Every instance of the group's counters, from the catalog; `None`
+    /// (said in the log) where the SDK cannot describe one of them.
+    fn instances(
+        sdk: &Sdk,
+        agent: rocprofiler_agent_id_t,
+        ids: &[rocprofiler_counter_id_t],
+        names: &[String],
+    ) -> Option<Instances> {
+        let mut slot_of = HashMap::new();
+        let mut keys = Vec::new();
+        for (id, name) in ids.iter().zip(names) {
+            let Some(described) = counter_instances(sdk, *id, name) else {
+                log::warn!(
+                    "kineto-rocm: the SDK gives no dimensions of {name} (rocprofiler_query_counter_info VERSION_1); agent {} shows counters summed only",
+                    agent.handle
+                );
+                return None;
+            };
+            for (instance, key) in described {
+                slot_of.insert(instance, keys.len());
+                keys.push(key);
+            }
+        }
+        Some(Instances {
+            slot_of,
+            keys: keys.into(),
+        })
+    }
+}
+
+/// A counter's instances as the catalog describes them: each instance id
+/// and its args key, with the positions in dimension id order.
+fn counter_instances(
+    sdk: &Sdk,
+    id: rocprofiler_counter_id_t,
+    name: &str,
+) -> Option<Vec<(u64, String)>> {
+    // SAFETY: all-zero is a valid info struct (null pointers, zero counts).
+    let mut info: rocprofiler_counter_info_v1_t = unsafe { std::mem::zeroed() };
+    // SAFETY: VERSION_1 with a v1 struct.
+    let status = unsafe {
+        (sdk.query_counter_info)(
+            id,
+            rocprofiler_counter_info_version_id_t::V1,
+            &mut info as *mut _ as *mut c_void,
+        )
+    };
+    if !status.is_success() || info.dimensions.is_null() || info.dimensions_instances.is_null() {
+        return None;
+    }
+    // SAFETY: the SDK's arrays hold their counts of pointers to structs
+    // that, with their names, live as long as it.
+    let dims: Vec<(u64, String)> = unsafe {
+        std::slice::from_raw_parts(info.dimensions, info.dimensions_count as usize)
+            .iter()
+            .filter(|d| !d.is_null())
+            .map(|d| Some(((**d).id, c_str_lossy((**d).name)?)))
+            .collect::<Option<_>>()?
+    };
+    let mut dims = dims;
+    dims.sort_by_key(|(dim, _)| *dim);
+    // SAFETY: as above.
+    let instances = unsafe {
+        std::slice::from_raw_parts(
+            info.dimensions_instances,
+            info.dimensions_instances_count as usize,
+        )
+    };
+    instances
+        .iter()
+        .filter(|i| !i.is_null())
+        .map(|i| {
+            // SAFETY: a non-null pointer of the SDK's array.
+            let instance = unsafe { (**i).instance_id };
+            let positions = dims
+                .iter()
+                .map(|(dim, dim_name)| {
+                    let mut pos = 0usize;
+                    // SAFETY: a valid out-pointer.
+                    let status =
+                        unsafe { (sdk.query_record_dimension_position)(instance, *dim, &mut pos) };
+                    status.is_success().then_some((dim_name.as_str(), pos))
+                })
+                .collect::<Option<Vec<_>>>()?;
+            Some((instance, counter_instance_key(name, &positions)))
+        })
+        .collect()
 }
 
 unsafe extern "C" fn on_dispatch(
@@ -353,7 +479,18 @@ unsafe extern "C" fn on_record(
             // SAFETY: a valid out-pointer.
             let status = unsafe { (sdk.query_record_counter_id)(r.id, &mut id) };
             if let (true, Some(&index)) = (status.is_success(), agent.index_of.get(&id.handle)) {
-                counters::add(r.dispatch_id, pass, &group.names, index, r.counter_value);
+                let instance = agent
+                    .instances
+                    .as_ref()
+                    .and_then(|i| Some((&i.keys, *i.slot_of.get(&r.id)?)));
+                counters::add(
+                    r.dispatch_id,
+                    pass,
+                    &group.names,
+                    index,
+                    r.counter_value,
+                    instance,
+                );
             }
         }
     });

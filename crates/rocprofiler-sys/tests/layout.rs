@@ -101,6 +101,7 @@ fn sizes_the_sdk_fixes() {
     non_camel_case_types,
     non_snake_case,
     dead_code,
+    unsafe_op_in_unsafe_fn,
     clippy::all
 )]
 mod sdk {

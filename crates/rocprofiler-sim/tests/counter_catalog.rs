@@ -1,6 +1,9 @@
 //! The counter catalog and counter configurations answer as the SDK's
 //! counters.cpp and counter_config.cpp do: every gfx942 counter of the
-//! catalog on a GPU agent, none on the CPU, info for each id, configs bound
+//! catalog on a GPU agent, none on the CPU, info for each id (VERSION_1
+//! with each counter's dimensions sized by the agent's topology, every
+//! instance, ids laid out as id_decode.hpp does, and the positions
+//! `rocprofiler_query_record_dimension_position` reads back), configs bound
 //! to an agent with ids counting up.
 mod common;
 use common::*;

@@ -22,10 +22,10 @@
 //! position per dimension from `rocprofiler_query_record_dimension_position`)
 //! into a map from instance id to slot and args key, so a record costs one
 //! lookup and no SDK call.
+use super::counter_dimensions::counter_instances;
 use super::tool::check;
 use crate::error::ToolError;
 use crate::tool::finish::counters::{self, GroupNames, InstanceKeys};
-use crate::vocabulary::counter_instance_key;
 use arc_swap::ArcSwapOption;
 use dashmap::DashMap;
 use once_cell::sync::{Lazy, OnceCell};
@@ -347,65 +347,6 @@ impl Group {
             keys: keys.into(),
         })
     }
-}
-
-/// A counter's instances as the catalog describes them: each instance id
-/// and its args key, with the positions in dimension id order.
-fn counter_instances(
-    sdk: &Sdk,
-    id: rocprofiler_counter_id_t,
-    name: &str,
-) -> Option<Vec<(u64, String)>> {
-    // SAFETY: all-zero is a valid info struct (null pointers, zero counts).
-    let mut info: rocprofiler_counter_info_v1_t = unsafe { std::mem::zeroed() };
-    // SAFETY: VERSION_1 with a v1 struct.
-    let status = unsafe {
-        (sdk.query_counter_info)(
-            id,
-            rocprofiler_counter_info_version_id_t::V1,
-            &mut info as *mut _ as *mut c_void,
-        )
-    };
-    if !status.is_success() || info.dimensions.is_null() || info.dimensions_instances.is_null() {
-        return None;
-    }
-    // SAFETY: the SDK's arrays hold their counts of pointers to structs
-    // that, with their names, live as long as it.
-    let dims: Vec<(u64, String)> = unsafe {
-        std::slice::from_raw_parts(info.dimensions, info.dimensions_count as usize)
-            .iter()
-            .filter(|d| !d.is_null())
-            .map(|d| Some(((**d).id, c_str_lossy((**d).name)?)))
-            .collect::<Option<_>>()?
-    };
-    let mut dims = dims;
-    dims.sort_by_key(|(dim, _)| *dim);
-    // SAFETY: as above.
-    let instances = unsafe {
-        std::slice::from_raw_parts(
-            info.dimensions_instances,
-            info.dimensions_instances_count as usize,
-        )
-    };
-    instances
-        .iter()
-        .filter(|i| !i.is_null())
-        .map(|i| {
-            // SAFETY: a non-null pointer of the SDK's array.
-            let instance = unsafe { (**i).instance_id };
-            let positions = dims
-                .iter()
-                .map(|(dim, dim_name)| {
-                    let mut pos = 0usize;
-                    // SAFETY: a valid out-pointer.
-                    let status =
-                        unsafe { (sdk.query_record_dimension_position)(instance, *dim, &mut pos) };
-                    status.is_success().then_some((dim_name.as_str(), pos))
-                })
-                .collect::<Option<Vec<_>>>()?;
-            Some((instance, counter_instance_key(name, &positions)))
-        })
-        .collect()
 }
 
 unsafe extern "C" fn on_dispatch(

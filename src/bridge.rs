@@ -141,7 +141,9 @@ mod ffi {
         pub graph_id: u64,
         pub graph_node_id: u64,
         /// Hardware counters: names and values, index for index; each an
-        /// arg keyed by the counter's name (src/vocabulary.rs).
+        /// arg keyed by the counter's name, then (dimensions asked for)
+        /// each instance's, keyed by `counter_instance_key`
+        /// (src/vocabulary.rs).
         pub counter_names: Vec<String>,
         pub counter_values: Vec<f64>,
         /// A blit kernel shown as a memset or copy.
@@ -678,7 +680,10 @@ impl From<vocabulary::ValueType> for ffi::ValueType {
 impl From<window::KernelActivity> for ffi::KernelActivity {
     fn from(k: window::KernelActivity) -> Self {
         let graph = k.graph;
-        let (counter_names, counter_values) = k.counters.into_iter().unzip();
+        // Instances after the sums: the C++ face writes every pair as an
+        // arg, so per-dimension keys reach kineto's writer unchanged.
+        let (counter_names, counter_values) =
+            k.counters.into_iter().chain(k.counter_instances).unzip();
         ffi::KernelActivity {
             name_index: k.name_index,
             device: k.device,
@@ -944,6 +949,46 @@ mod tests {
             repr: vocabulary::CATALOG.len().try_into().unwrap(),
         };
         assert_eq!(key_of(past), None);
+    }
+
+    #[test]
+    fn the_cxx_face_gets_instance_values_after_the_sums_as_name_value_pairs() {
+        let kernel = window::KernelActivity {
+            name_index: 0,
+            device: 0,
+            stream: None,
+            queue: 1,
+            correlation: None,
+            dispatch_id: 1,
+            start_ns: 1,
+            end_ns: 2,
+            grid: [1, 1, 1],
+            block: [1, 1, 1],
+            lds_bytes: 0,
+            scratch_bytes: 0,
+            external_id: None,
+            user_external_id: None,
+            graph: None,
+            counters: vec![("GRBM_COUNT".into(), 9.0)],
+            counter_instances: vec![
+                ("GRBM_COUNT[XCC=0,INSTANCE=0]".into(), 5.0),
+                ("GRBM_COUNT[XCC=1,INSTANCE=0]".into(), 4.0),
+            ],
+            blit: None,
+            branch: None,
+            replay: None,
+            thread_trace: None,
+        };
+        let k = ffi::KernelActivity::from(kernel);
+        assert_eq!(
+            k.counter_names,
+            [
+                "GRBM_COUNT",
+                "GRBM_COUNT[XCC=0,INSTANCE=0]",
+                "GRBM_COUNT[XCC=1,INSTANCE=0]"
+            ]
+        );
+        assert_eq!(k.counter_values, [9.0, 5.0, 4.0]);
     }
 
     #[test]

@@ -11,7 +11,9 @@
 //!
 //! Besides these keys, a kernel's hardware counters are args keyed by the
 //! counter's SDK name (`SQ_WAVES`: upper case, so never one of the keys
-//! here), each a Float (the SDK's values are doubles; dimensions summed).
+//! here), each a Float (the SDK's values are doubles; dimensions summed),
+//! and, with dimensions asked for, one Float per counter instance keyed by
+//! [`counter_instance_key`].
 use activity_store::CopyDirection;
 
 /// Every args key a trace writer puts on a GPU or runtime event. The
@@ -217,6 +219,25 @@ pub const DEPENDENCY_NAME: &str = "graph dependency";
 /// (ActivityType HARDWARE_COUNTERS, "hardware_counters").
 pub const COUNTER_CATEGORY: &str = "hardware_counters";
 
+/// The SDK's prefix of every dimension name (`DIMENSION_XCC`), left out of
+/// instance keys.
+const DIMENSION_PREFIX: &str = "DIMENSION_";
+
+/// The args key of one counter instance: the counter's name, then its
+/// position in each dimension in brackets, by the SDK's dimension name
+/// without `DIMENSION_`, in the order given (the tool gives them by the
+/// SDK's dimension id): `SQ_WAVES[XCC=0,SHADER_ENGINE=1,INSTANCE=0]`.
+pub fn counter_instance_key(counter: &str, positions: &[(&str, usize)]) -> String {
+    let dims: Vec<String> = positions
+        .iter()
+        .map(|(name, pos)| {
+            let short = name.strip_prefix(DIMENSION_PREFIX).unwrap_or(name);
+            format!("{short}={pos}")
+        })
+        .collect();
+    format!("{counter}[{}]", dims.join(","))
+}
+
 /// A stream's lane (tid = the stream id).
 pub fn stream_lane_name(stream: u64) -> String {
     format!("stream {stream}")
@@ -271,5 +292,21 @@ mod tests {
         assert_eq!(name(MetadataKey::GraphNodeId), "graph node id");
         assert_eq!(name(MetadataKey::GraphId), "graph id");
         assert_eq!(spec(MetadataKey::GraphNodeId).value, ValueType::Uint);
+    }
+
+    #[test]
+    fn a_counter_instance_key_names_each_dimension_without_the_sdk_prefix() {
+        assert_eq!(
+            counter_instance_key(
+                "SQ_WAVES",
+                &[
+                    ("DIMENSION_XCC", 0),
+                    ("DIMENSION_SHADER_ENGINE", 3),
+                    ("DIMENSION_INSTANCE", 0)
+                ]
+            ),
+            "SQ_WAVES[XCC=0,SHADER_ENGINE=3,INSTANCE=0]"
+        );
+        assert_eq!(counter_instance_key("X", &[("AGENT", 2)]), "X[AGENT=2]");
     }
 }

@@ -52,6 +52,10 @@ pub struct KernelActivity {
     /// Hardware counter values by counter name, in the order asked for;
     /// only counters whose record came.
     pub counters: Vec<(String, f64)>,
+    /// With counter dimensions asked for: each counter instance's value,
+    /// keyed by `vocabulary::counter_instance_key`, after its counter's
+    /// sum in `counters`; empty otherwise.
+    pub counter_instances: Vec<(String, f64)>,
     /// `Some`: a runtime blit kernel proven to be this memset or copy.
     pub blit: Option<Blit>,
     /// `Some(queue)`: a graph replay's work on another hardware queue than

@@ -344,7 +344,7 @@ pub fn emit_windows<S: TraceSink>(
             if let Some(files) = &kernel.thread_trace {
                 args.push((name(K::ThreadTrace), Arg::Str(files)));
             }
-            for (counter, value) in &kernel.counters {
+            for (counter, value) in kernel.counters.iter().chain(&kernel.counter_instances) {
                 args.push((counter.as_str(), Arg::Float(*value)));
             }
             writer.complete(&CompleteEvent {
@@ -700,6 +700,7 @@ mod tests {
             user_external_id: None,
             graph: None,
             counters: Vec::new(),
+            counter_instances: Vec::new(),
             blit: None,
             branch: None,
             replay: None,
@@ -797,6 +798,33 @@ mod tests {
         assert_eq!(call["args"]["kernel"], "k");
         assert_eq!(call["args"]["block"], serde_json::json!([64, 1, 1]));
         assert_eq!(lane_names(&doc), vec![(3, "stream 3".to_string())]);
+    }
+
+    #[test]
+    fn instance_values_are_args_beside_the_sum_and_draw_no_track_of_their_own() {
+        let mut counted = kernel(5, Some(3), true);
+        counted.counters = vec![("SQ_WAVES".into(), 7.0)];
+        counted.counter_instances = vec![
+            ("SQ_WAVES[XCC=0,INSTANCE=0]".into(), 3.0),
+            ("SQ_WAVES[XCC=1,INSTANCE=0]".into(), 4.0),
+        ];
+        let doc = trace(FinishedWindow {
+            kernel_names: vec!["k".into()],
+            kernels: vec![counted],
+            ..Default::default()
+        });
+        let args = &complete(&doc, "kernel")[0]["args"];
+        assert_eq!(args["SQ_WAVES"], 7.0);
+        assert_eq!(args["SQ_WAVES[XCC=0,INSTANCE=0]"], 3.0);
+        assert_eq!(args["SQ_WAVES[XCC=1,INSTANCE=0]"], 4.0);
+        let tracks: std::collections::BTreeSet<&str> = doc["traceEvents"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|e| e["ph"] == "C")
+            .map(|e| e["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(tracks, ["SQ_WAVES"].into(), "one track, of the sum");
     }
 
     #[test]

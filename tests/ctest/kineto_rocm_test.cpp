@@ -367,6 +367,53 @@ TEST(KinetoRocm, CountersOnEveryKernelEqualTheTruth) {
   EXPECT_EQ(graphed, 6400u);
 }
 
+// KINETO_ROCM_PMC=SQ_WAVES,GRBM_COUNT and KINETO_ROCM_COUNTER_DIMENSIONS=1
+// (ctest sets both for this test): beside each counter's sum, every kernel
+// in kineto's trace carries one arg per instance the ground truth says its
+// dispatch recorded, keyed as src/vocabulary.rs counter_instance_key spells
+// it, each the truth's value: the bridge's name/value pairs reach kineto's
+// writer.
+TEST(KinetoRocm, CounterInstancesReachKinetosTrace) {
+  REQUIRE_SIM();
+  const char* pmc = std::getenv("KINETO_ROCM_PMC");
+  const char* dims = std::getenv("KINETO_ROCM_COUNTER_DIMENSIONS");
+  KR_REQUIRE_SETTING(pmc && std::string(pmc) == "SQ_WAVES,GRBM_COUNT" && dims &&
+                         std::string(dims) == "1",
+                     "KINETO_ROCM_PMC=SQ_WAVES,GRBM_COUNT KINETO_ROCM_COUNTER_DIMENSIONS=1");
+  Trace t = traceOf("eager-sync-instances", {"eager-sync.json"});
+  json truth = kr_test::groundTruth();
+  std::map<uint64_t, const json*> byDispatch;
+  for (const auto* op : truthOps(run0(truth), "kernel")) {
+    byDispatch[(*op)["dispatch_id"].get<uint64_t>()] = op;
+  }
+  const std::string prefix = "DIMENSION_";
+  size_t counted = 0, instances = 0;
+  for (const auto* ev : t.events("kernel")) {
+    const json& a = args(*ev);
+    auto op = byDispatch.find(a["dispatch id"].get<uint64_t>());
+    ASSERT_NE(op, byDispatch.end()) << ev->dump();
+    for (const auto& i : (*op->second)["counter_instances"]) {
+      std::string key = i["counter"].get<std::string>() + "[";
+      for (const auto& d : i["dimensions"]) {
+        std::string name = d[0].get<std::string>();
+        if (name.rfind(prefix, 0) == 0) name = name.substr(prefix.size());
+        key += (key.back() == '[' ? "" : ",") + name + "=" + std::to_string(d[1].get<size_t>());
+      }
+      key += "]";
+      ASSERT_TRUE(a.contains(key)) << key << " " << ev->dump();
+      EXPECT_EQ(a[key].get<double>(), i["value"].get<double>()) << key;
+      ++instances;
+    }
+    for (const char* name : {"SQ_WAVES", "GRBM_COUNT"}) {
+      EXPECT_EQ(a[name].get<double>(), (*op->second)["counters"][name].get<double>());
+    }
+    ++counted;
+  }
+  EXPECT_GT(counted, 0u);
+  // SQ per XCC and shader engine (8 x 4), GRBM per XCC (8).
+  EXPECT_EQ(instances, counted * 40u);
+}
+
 // PyTorch's experimental metrics config, as torch.profiler hands it to
 // kineto (profiler_metrics, profiler_measure_per_kernel): CUPTI_PROFILER_*
 // lines and the types {CUDA_PROFILER_RANGE} + CPU. Every kernel comes as a

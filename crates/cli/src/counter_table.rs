@@ -121,6 +121,7 @@ mod tests {
             dst_device: None,
             replay_pass: None,
             thread_trace: None,
+            counter_instances: Vec::new(),
         }
     }
 

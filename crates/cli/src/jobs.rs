@@ -15,6 +15,14 @@ pub const JOB_FILE_ENV: &str = "KINETO_ROCM_JOB_FILE";
 /// The tool's variable naming the counter group to collect per dispatch
 /// (src/tool/sdk/counting.rs reads it).
 pub const PMC_ENV: &str = "KINETO_ROCM_PMC";
+/// The tool's switch for per-instance counter values.
+pub const DIMENSIONS_ENV: &str = "KINETO_ROCM_COUNTER_DIMENSIONS";
+
+/// Did `--counter-dimensions` or a job's `pmc_keep_dimensions` ask for
+/// counter instances? (`check_jobs` sets the tool's variable for either.)
+pub fn dimensions_asked() -> bool {
+    std::env::var(DIMENSIONS_ENV).is_ok_and(|v| v == "1")
+}
 
 /// In application mode, each run's counter group (`None`: the thread-trace
 /// run): one run is collected on every dispatch, several one per profiled

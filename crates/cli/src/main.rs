@@ -283,6 +283,12 @@ struct RunArgs {
     /// Acknowledges that kernel replay is a beta SDK service.
     #[arg(long)]
     kernel_replay_beta_enabled: bool,
+    /// Also show each counter instance's value (one arg per instance,
+    /// `SQ_WAVES[XCC=0,SHADER_ENGINE=1,INSTANCE=0]`) beside the counter's
+    /// sum (KINETO_ROCM_COUNTER_DIMENSIONS=1); `validate` then expects
+    /// every instance.
+    #[arg(long)]
+    counter_dimensions: bool,
     #[command(flatten)]
     model: ModelArgs,
 }
@@ -419,6 +425,9 @@ impl Collect {
 /// Checks the job file asked for and shows its plan, through `show` (stdout
 /// for `run`; stderr for `validate`, whose stdout may be JSON).
 fn check_jobs(args: &RunArgs, show: fn(&str)) -> Result<Collect, Stop> {
+    if args.counter_dimensions {
+        std::env::set_var(jobs::DIMENSIONS_ENV, "1");
+    }
     let cli = counter_jobs::CommandLine {
         pmc: args
             .pmc
@@ -440,6 +449,9 @@ fn check_jobs(args: &RunArgs, show: fn(&str)) -> Result<Collect, Stop> {
     }
     for line in jobs.plan.to_string().lines() {
         show(line);
+    }
+    if jobs.plan.runs.iter().any(|r| r.options.keep_dimensions) {
+        std::env::set_var(jobs::DIMENSIONS_ENV, "1");
     }
     let Some(groups) = jobs::application_runs(&jobs.plan) else {
         let env = jobs::kernel_replay_env(&jobs.plan).unwrap_or_default();
@@ -881,7 +893,8 @@ fn validate_command(
     let parsed = rocprofiler_sim::workload::Workload::parse(&workload.text, &workload.name)
         .map_err(|e| e.to_string())?;
     let mut validator = validate::Validator::new(&truth.runs, truth.sdk_version, &markers)
-        .with_graphs(&parsed.graphs);
+        .with_graphs(&parsed.graphs)
+        .with_counter_dimensions(jobs::dimensions_asked());
     for (file, windows) in &files {
         let trace = trace::read(file)?;
         validator.add_trace(&trace, windows);

@@ -55,6 +55,9 @@ pub struct GpuEvent {
     pub direction: Option<Direction>,
     /// Hardware counter args, by counter name, in trace order.
     pub counters: Vec<(String, f64)>,
+    /// Per-instance counter args (`SQ_WAVES[XCC=0,...]`: a counter key
+    /// with a `[`), in trace order.
+    pub counter_instances: Vec<(String, f64)>,
     /// A memset's byte value.
     pub value: Option<u64>,
     /// A demangled kernel's raw symbol.
@@ -226,6 +229,19 @@ struct RawArgs<'a> {
     /// hold a number (src/vocabulary.rs: no other key does; kineto's own
     /// upper-case args, such as `Input Dims`, hold no number and are skipped).
     counters: Vec<(String, f64)>,
+    /// Those whose key names a counter instance (src/vocabulary.rs
+    /// `counter_instance_key`).
+    counter_instances: Vec<(String, f64)>,
+}
+
+impl RawArgs<'_> {
+    fn push_counter(&mut self, key: String, value: f64) {
+        if key.contains('[') {
+            self.counter_instances.push((key, value));
+        } else {
+            self.counters.push((key, value));
+        }
+    }
 }
 
 impl<'de: 'a, 'a> Deserialize<'de> for RawArgs<'a> {
@@ -301,7 +317,7 @@ impl<'de: 'a, 'a> Visitor<'de> for ArgsVisitor<'a> {
                 }
                 k if k.starts_with(|c: char| c.is_ascii_uppercase()) => {
                     if let Some(value) = map.next_value::<LenientF64>()?.0 {
-                        args.counters.push((key.into_owned(), value));
+                        args.push_counter(key.into_owned(), value);
                     }
                     continue;
                 }
@@ -626,6 +642,9 @@ impl<'p> Builder<'p> {
             bytes: int(|a| a.bytes),
             direction: direction_of(name),
             counters: args.map(|a| a.counters.clone()).unwrap_or_default(),
+            counter_instances: args
+                .map(|a| a.counter_instances.clone())
+                .unwrap_or_default(),
             value: int(|a| a.value),
             mangled_name: args.and_then(|a| a.mangled_name.as_deref()).map(Arc::from),
             src_device: args.and_then(|a| a.src_device),
@@ -682,7 +701,7 @@ fn args_of(args: &[(String, ArgValue)]) -> RawArgs<'_> {
                     _ => None,
                 };
                 if let Some(v) = number {
-                    out.counters.push((key.clone(), v));
+                    out.push_counter(key.clone(), v);
                 }
             }
             _ => {}
@@ -1044,7 +1063,7 @@ mod tests {
         // number: skipped, not counters, and not a failed read.
         let text = r#"{"traceEvents": [
   {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1, "ts": 1.0, "dur": 1.0, "args": {"Input Dims": [[2, 2]], "Trace name": "t", "External id": 3}},
-  {"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 3, "ts": 5.000, "dur": 4.000, "args": {"device": 0, "dispatch id": 5, "External id": 3, "mangled name": "_Z1kv\u0041", "SQ_WAVES": 1024.0, "GRBM_COUNT": 8400, "Grid note": "x"}},
+  {"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 3, "ts": 5.000, "dur": 4.000, "args": {"device": 0, "dispatch id": 5, "External id": 3, "mangled name": "_Z1kv\u0041", "SQ_WAVES": 1024.0, "GRBM_COUNT": 8400, "SQ_WAVES[XCC=1,INSTANCE=0]": 24, "Grid note": "x"}},
   {"ph": "X", "cat": "gpu_memset", "name": "Memset (Device)", "pid": 0, "tid": 3, "ts": 9.000, "dur": 1.000, "args": {"dispatch id": 6, "bytes": 64, "value": 7, "SQ_WAVES": 2.5}}
   ]}"#;
         let trace = parse(text, "t").unwrap();
@@ -1055,6 +1074,11 @@ mod tests {
                 ("SQ_WAVES".to_string(), 1024.0),
                 ("GRBM_COUNT".to_string(), 8400.0)
             ]
+        );
+        assert_eq!(
+            k.counter_instances,
+            vec![("SQ_WAVES[XCC=1,INSTANCE=0]".to_string(), 24.0)],
+            "an instance key is no counter of its own"
         );
         assert_eq!(k.external_id, Some(3));
         assert_eq!(k.mangled_name.as_deref(), Some("_Z1kvA"));

@@ -924,3 +924,184 @@ fn application_mode_refuses_thread_trace_jobs_that_disagree() {
     );
     assert!(!out.exists(), "nothing ran");
 }
+
+/// Each kernel event of a JSON trace, by (dispatch id, replay pass): its
+/// numeric args keyed by an upper-case word (counters and instances, not
+/// `External id`).
+fn kernel_counter_args(trace: &Path) -> Vec<(u64, serde_json::Map<String, serde_json::Value>)> {
+    let v: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(trace).unwrap()).expect("the trace is JSON");
+    v["traceEvents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["cat"] == "kernel")
+        .map(|e| {
+            let args = e["args"].as_object().unwrap();
+            let counters = args
+                .iter()
+                .filter(|(k, v)| {
+                    k.starts_with(|c: char| c.is_ascii_uppercase())
+                        && !k.contains(' ')
+                        && v.is_number()
+                })
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect();
+            (args["dispatch id"].as_u64().unwrap(), counters)
+        })
+        .collect()
+}
+
+/// SQ is per XCC and shader engine (8 x 4 on the simulated MI300X), GRBM
+/// per XCC, TCC 16 per XCC, GPU_UTIL one reduced instance.
+const INSTANCES_PER_KERNEL: u64 = 32 + 8 + 128 + 1;
+
+#[test]
+fn counter_dimensions_on_request_show_every_instance_with_the_truths_value() {
+    let group = "SQ_WAVES,GRBM_COUNT,TCC_HIT,GPU_UTIL";
+    for (workload, ext) in [
+        ("two-devices.json", "json"),
+        ("graph-32x200.json", "pftrace"),
+    ] {
+        let out = scratch(&format!("dimensions-{workload}.{ext}"));
+        let truth_out = scratch(&format!("dimensions-{workload}.truth.json"));
+        let (v, _) = validate_report(
+            workload,
+            &[
+                "--pmc",
+                group,
+                "--counter-dimensions",
+                "--out",
+                out.to_str().unwrap(),
+                "--truth-out",
+                truth_out.to_str().unwrap(),
+            ],
+        );
+        let kernels = v["kernel_events"].as_u64().unwrap();
+        assert!(kernels > 0, "{workload}");
+        assert_eq!(
+            v["counter_values"],
+            4 * kernels,
+            "{workload}: sums as before"
+        );
+        assert_eq!(
+            v["counter_instance_values"],
+            INSTANCES_PER_KERNEL * kernels,
+            "{workload}: {v:#}"
+        );
+        assert_eq!(v["wrong_counter_instance_values"], 0, "{workload}");
+        assert_eq!(v["missing_counter_instance_values"], 0, "{workload}");
+        assert_eq!(v["is_clean"], true, "{workload}: {v:#}");
+        if ext != "json" {
+            continue;
+        }
+        // Independently of validate: each truth instance is an arg of its
+        // kernel, spelled as documented, and the plain name is the sum.
+        let truth: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(&truth_out).unwrap()).unwrap();
+        let ops: std::collections::HashMap<u64, &serde_json::Value> = truth["runs"][0]["ops"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|o| o["kind"] == "kernel")
+            .map(|o| (o["dispatch_id"].as_u64().unwrap(), o))
+            .collect();
+        let events = kernel_counter_args(&out);
+        assert_eq!(events.len() as u64, kernels);
+        for (dispatch, args) in &events {
+            let op = ops[dispatch];
+            let instances = op["counter_instances"].as_array().unwrap();
+            assert_eq!(instances.len() as u64, INSTANCES_PER_KERNEL);
+            let mut sums: std::collections::HashMap<&str, f64> = Default::default();
+            for i in instances {
+                let dims: Vec<String> = i["dimensions"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|d| {
+                        let name = d[0].as_str().unwrap().trim_start_matches("DIMENSION_");
+                        format!("{name}={}", d[1])
+                    })
+                    .collect();
+                let counter = i["counter"].as_str().unwrap();
+                let key = format!("{counter}[{}]", dims.join(","));
+                assert_eq!(
+                    args.get(&key),
+                    Some(&i["value"]),
+                    "dispatch {dispatch}: {key}"
+                );
+                *sums.entry(counter).or_default() += i["value"].as_f64().unwrap();
+            }
+            for (counter, sum) in sums {
+                assert_eq!(args[counter].as_f64(), Some(sum), "{counter}: the sum");
+                assert_eq!(op["counters"][counter].as_f64(), Some(sum));
+            }
+            assert_eq!(
+                args.len() as u64,
+                4 + INSTANCES_PER_KERNEL,
+                "nothing else upper case"
+            );
+            assert!(args.contains_key("SQ_WAVES[XCC=7,SHADER_ENGINE=3,INSTANCE=0]"));
+        }
+    }
+}
+
+#[test]
+fn without_the_flag_counters_stay_summed_and_no_instance_key_is_written() {
+    let out = scratch("no-dimensions.json");
+    let (v, _) = validate_report(
+        "two-devices.json",
+        &[
+            "--pmc",
+            "SQ_WAVES,GRBM_COUNT,TCC_HIT,GPU_UTIL",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+    );
+    let kernels = v["kernel_events"].as_u64().unwrap();
+    assert!(kernels > 0);
+    assert_eq!(v["counter_values"], 4 * kernels);
+    assert_eq!(v["counter_instance_values"], 0);
+    assert_eq!(v["missing_counter_instance_values"], 0, "none expected");
+    assert_eq!(v["is_clean"], true, "{v:#}");
+    let events = kernel_counter_args(&out);
+    assert_eq!(events.len() as u64, kernels);
+    for (dispatch, args) in &events {
+        let keys: Vec<&String> = args.keys().collect();
+        assert_eq!(keys.len(), 4, "dispatch {dispatch}: {keys:?}");
+        assert!(keys.iter().all(|k| !k.contains('[')), "{keys:?}");
+    }
+}
+
+/// A job file's `pmc_keep_dimensions: true` asks for the instances as the
+/// flag does, and `validate` then expects every one.
+#[test]
+fn a_jobs_pmc_keep_dimensions_asks_for_every_instance() {
+    let file = write(
+        "keep-dimensions.yaml",
+        "jobs:\n  - pmc: [SQ_WAVES, GRBM_COUNT]\n    pmc_keep_dimensions: true\n",
+    );
+    let out = scratch("keep-dimensions.json");
+    let (v, stderr) = validate_report(
+        "two-devices.json",
+        &[
+            "--jobs",
+            file.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ],
+    );
+    assert!(
+        stderr.contains("pmc_keep_dimensions"),
+        "the plan says so: {stderr}"
+    );
+    let kernels = v["kernel_events"].as_u64().unwrap();
+    assert!(kernels > 0);
+    assert_eq!(v["counter_instance_values"], (32 + 8) * kernels, "{v:#}");
+    assert_eq!(v["wrong_counter_instance_values"], 0);
+    assert_eq!(v["missing_counter_instance_values"], 0);
+    assert_eq!(v["is_clean"], true, "{v:#}");
+    for (dispatch, args) in kernel_counter_args(&out) {
+        assert_eq!(args.len(), 2 + 32 + 8, "dispatch {dispatch}");
+    }
+}

@@ -6,6 +6,35 @@
 /// The variable that disables graph attribution.
 pub const DISABLE_GRAPH_ATTRIBUTION_VAR: &str = "KINETO_ROCM_DISABLE_GRAPH_ATTRIBUTION";
 
+/// A yes/no switch's value (`None` when unset): whether it is set, and a
+/// warning to log when the value was not understood.
+///
+/// `1`/`true`/`yes`/`on` (any case, surrounding whitespace ignored) set it;
+/// unset, empty, `0`/`false`/`no`/`off` leave it unset; anything else is
+/// taken as `unknown`, with a warning that names the variable, the value
+/// and `consequence`.
+pub fn switch_value(
+    var: &str,
+    value: Option<&str>,
+    unknown: bool,
+    consequence: &str,
+) -> (bool, Option<String>) {
+    let Some(raw) = value else {
+        return (false, None);
+    };
+    let word = raw.trim().to_ascii_lowercase();
+    match word.as_str() {
+        "" | "0" | "false" | "no" | "off" => (false, None),
+        "1" | "true" | "yes" | "on" => (true, None),
+        _ => (
+            unknown,
+            Some(format!(
+                "{var}={raw:?} is not one of 1/true/yes/on or 0/false/no/off; {consequence}"
+            )),
+        ),
+    }
+}
+
 /// Whether attribution is enabled for a value of
 /// [`DISABLE_GRAPH_ATTRIBUTION_VAR`] (`None` when unset), and a warning to log
 /// when the value was not understood.
@@ -14,21 +43,13 @@ pub const DISABLE_GRAPH_ATTRIBUTION_VAR: &str = "KINETO_ROCM_DISABLE_GRAPH_ATTRI
 /// unset, empty, `0`/`false`/`no`/`off` enable; anything else disables with a
 /// warning that names the value.
 pub fn graph_attribution_enabled(value: Option<&str>) -> (bool, Option<String>) {
-    let Some(raw) = value else {
-        return (true, None);
-    };
-    let word = raw.trim().to_ascii_lowercase();
-    match word.as_str() {
-        "" | "0" | "false" | "no" | "off" => (true, None),
-        "1" | "true" | "yes" | "on" => (false, None),
-        _ => (
-            false,
-            Some(format!(
-                "{DISABLE_GRAPH_ATTRIBUTION_VAR}={raw:?} is not one of 1/true/yes/on or \
-                 0/false/no/off; graph attribution is disabled"
-            )),
-        ),
-    }
+    let (disabled, warning) = switch_value(
+        DISABLE_GRAPH_ATTRIBUTION_VAR,
+        value,
+        true,
+        "graph attribution is disabled",
+    );
+    (!disabled, warning)
 }
 
 #[cfg(test)]
@@ -69,5 +90,21 @@ mod tests {
             assert!(warning.contains(&format!("{v:?}")), "{warning}");
             assert!(warning.contains(DISABLE_GRAPH_ATTRIBUTION_VAR));
         }
+    }
+
+    #[test]
+    fn a_switch_that_defaults_off_stays_off_on_an_unknown_value() {
+        let var = "KINETO_ROCM_COUNTER_DIMENSIONS";
+        assert_eq!(switch_value(var, None, false, "x"), (false, None));
+        assert_eq!(switch_value(var, Some(" On "), false, "x"), (true, None));
+        assert_eq!(switch_value(var, Some("off"), false, "x"), (false, None));
+        let (set, warning) = switch_value(var, Some("sure"), false, "dimensions are summed");
+        assert!(!set);
+        let warning = warning.expect("a warning");
+        assert!(
+            warning.contains("\"sure\"") && warning.contains(var),
+            "{warning}"
+        );
+        assert!(warning.ends_with("dimensions are summed"), "{warning}");
     }
 }

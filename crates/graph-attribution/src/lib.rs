@@ -101,7 +101,7 @@ pub mod work;
 pub use assumptions::{Assumptions, DISTRUST_VAR};
 pub use attribute::{attribute_window, AttributedWindow};
 pub use diagnostics::{Anomaly, AnomalyCounts};
-pub use env::{graph_attribution_enabled, DISABLE_GRAPH_ATTRIBUTION_VAR};
+pub use env::{graph_attribution_enabled, switch_value, DISABLE_GRAPH_ATTRIBUTION_VAR};
 pub use evidence::{Call, CallWork, Observation, Span, WindowEvidence};
 pub use ids::{AttributionId, ExecHandle, ExecIdentity, GraphKey, LaunchedExec, NodeId};
 pub use launch_log::{LaunchEnding, LaunchLog, LaunchRecord};

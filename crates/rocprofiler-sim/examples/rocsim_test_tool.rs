@@ -49,8 +49,9 @@ struct Log {
     max_drop_count: u64,
     buffer_callbacks: u64,
     finalized: bool,
-    /// [dispatch_id, counter id, value bits, start, end, user data, corr, agent]
-    counter_records: Vec<[u64; 8]>,
+    /// [dispatch_id, counter id, value bits, start, end, user data, corr,
+    /// agent, instance id]
+    counter_records: Vec<[u64; 9]>,
     /// [operation, phase, dispatch_id, current_pass, total_passes, thread, corr]
     replay: Vec<[u64; 7]>,
 }
@@ -438,6 +439,7 @@ unsafe extern "C" fn counting_record(
             user_data.value(),
             data.correlation_id.internal,
             r.agent_id.handle,
+            r.id,
         ]);
     }
     if let Some(mut l) = log() {

@@ -209,6 +209,10 @@ pub struct OpTruth {
     /// counters a dispatch counting service collected; empty otherwise.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub counters: BTreeMap<String, f64>,
+    /// Kernels: each instance the dispatch counting service recorded for
+    /// those counters (they sum to `counters`' values), in record order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub counter_instances: Vec<CounterInstanceTruth>,
     /// Kernels run more than once by kernel replay: which pass this record
     /// is (every pass has the dispatch's one dispatch id).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -217,6 +221,16 @@ pub struct OpTruth {
     /// for this record (every shader engine); 0 when it was not traced.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub thread_trace_bytes: u64,
+}
+
+/// One counter instance's value for one dispatch.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CounterInstanceTruth {
+    pub counter: String,
+    /// Its position in each of the counter's dimensions, by the SDK's
+    /// dimension name (`DIMENSION_XCC`, ...), in the catalog's order.
+    pub dimensions: Vec<(String, usize)>,
+    pub value: f64,
 }
 
 fn is_zero(v: &u64) -> bool {

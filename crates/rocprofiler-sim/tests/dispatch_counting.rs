@@ -1,9 +1,10 @@
 //! The callback dispatch counting service answers as the SDK's
 //! counters/dispatch_handlers.cpp and sample_processing.cpp do: the tool
 //! picks a config per dispatch, and once the dispatch completed gets one
-//! record per counter, with the dispatch's timestamps, correlation id,
-//! agent and the user data it wrote; the values are the ones the ground
-//! truth says the dispatch counted.
+//! record per counter instance (every instance VERSION_1 lists for the
+//! counter), with the dispatch's timestamps, correlation id, agent and the
+//! user data it wrote; the values are the ones the ground truth says each
+//! instance counted, and they sum to the counter's value.
 mod common;
 use common::*;
 use rocprofiler_sim::options::{RunOptions, SubmissionModel};
@@ -17,13 +18,30 @@ fn counting_env() -> &'static Env {
     env_with(&[("ROCSIM_TOOL_COUNTER_IDS", IDS)])
 }
 
-/// The tool's records by dispatch id: counter id -> row.
-fn by_dispatch(v: &serde_json::Value) -> HashMap<u64, HashMap<u64, Vec<u64>>> {
-    let mut out: HashMap<u64, HashMap<u64, Vec<u64>>> = HashMap::new();
+/// The tool's records by dispatch id: counter id -> rows, in record order.
+fn by_dispatch(v: &serde_json::Value) -> HashMap<u64, HashMap<u64, Vec<Vec<u64>>>> {
+    let mut out: HashMap<u64, HashMap<u64, Vec<Vec<u64>>>> = HashMap::new();
     for row in rows(v, "counter_records") {
-        out.entry(row[0]).or_default().insert(row[1], row);
+        out.entry(row[0])
+            .or_default()
+            .entry(row[1])
+            .or_default()
+            .push(row);
     }
     out
+}
+
+/// The instance id the SDK's id_decode.hpp encodes for these positions.
+fn instance_id(counter: u64, dims: &[(String, usize)]) -> u64 {
+    dims.iter().fold(counter << 48, |id, (name, pos)| {
+        let dim = match name.as_str() {
+            "DIMENSION_XCC" => 1,
+            "DIMENSION_SHADER_ENGINE" => 3,
+            "DIMENSION_INSTANCE" => 7,
+            other => panic!("unexpected dimension {other}"),
+        };
+        id | ((*pos as u64) << ((dim - 1) * 6))
+    })
 }
 
 fn check(truth: &RunTruth, v: &serde_json::Value) {
@@ -40,21 +58,45 @@ fn check(truth: &RunTruth, v: &serde_json::Value) {
         assert_eq!(
             got.len(),
             3,
-            "dispatch {}: one record per counter",
+            "dispatch {}: the three counters",
             op.dispatch_id
         );
-        let names = [(0, "SQ_WAVES"), (2, "GRBM_COUNT"), (5, "GPU_UTIL")];
-        for (id, name) in names {
-            let row = &got[&id];
-            assert_eq!(f64::from_bits(row[2]), op.counters[name], "{name}");
-            assert_eq!((row[3], row[4]), (op.start_ns, op.end_ns));
+        // SQ is per XCC and shader engine (8 x 4), GRBM per XCC, GPU_UTIL
+        // reduced to one instance.
+        let names = [
+            (0, "SQ_WAVES", 32),
+            (2, "GRBM_COUNT", 8),
+            (5, "GPU_UTIL", 1),
+        ];
+        for (id, name, instances) in names {
+            let rows = &got[&id];
+            assert_eq!(rows.len(), instances, "{name}: one record per instance");
+            let truth: Vec<_> = op
+                .counter_instances
+                .iter()
+                .filter(|i| i.counter == name)
+                .collect();
             assert_eq!(
-                row[5],
-                op.dispatch_id + 1000,
-                "the dispatch callback's user data"
+                truth.len(),
+                instances,
+                "{name}: the truth keeps each instance"
             );
-            assert_eq!(row[6], op.record_correlation_id);
-            assert_eq!(row[7], op.agent_id);
+            let sum: f64 = rows.iter().map(|r| f64::from_bits(r[2])).sum();
+            assert_eq!(sum, op.counters[name], "{name}: instances sum to the value");
+            for (row, t) in rows.iter().zip(&truth) {
+                assert_eq!(f64::from_bits(row[2]), t.value, "{name}");
+                assert_eq!(row[8], instance_id(id, &t.dimensions), "{name}: {t:?}");
+                assert_eq!((row[3], row[4]), (op.start_ns, op.end_ns));
+                assert_eq!(
+                    row[5],
+                    op.dispatch_id + 1000,
+                    "the dispatch callback's user data"
+                );
+                assert_eq!(row[6], op.record_correlation_id);
+                assert_eq!(row[7], op.agent_id);
+            }
+            let ids: std::collections::HashSet<u64> = rows.iter().map(|r| r[8]).collect();
+            assert_eq!(ids.len(), instances, "{name}: distinct instances");
         }
         let groups: u64 = (0..3)
             .map(|i| u64::from(op.grid[i]).div_ceil(u64::from(op.block[i])))

@@ -98,8 +98,12 @@ fn eager_dispatches_run_once_per_pass_under_one_dispatch_id() {
             records.entry(r[0]).or_default().push(r);
         }
         let mut counted: HashMap<u64, usize> = HashMap::new();
+        // SQ_WAVES reports one record per XCC and shader engine: count a
+        // pass's first instance (all dimension bits 0).
         for r in rows(&v, "counter_records") {
-            *counted.entry(r[0]).or_default() += 1;
+            if r[8] & ((1 << 48) - 1) == 0 {
+                *counted.entry(r[0]).or_default() += 1;
+            }
         }
         let mut callbacks: HashMap<u64, Vec<(u64, u64, u64, u64)>> = HashMap::new();
         for r in rows(&v, "replay") {

@@ -133,3 +133,73 @@ pub type rocprofiler_query_record_counter_id_fn = unsafe extern "C" fn(
     id: rocprofiler_counter_instance_id_t,
     counter_id: *mut rocprofiler_counter_id_t,
 ) -> rocprofiler_status_t;
+
+/// `rocprofiler_counter_dimension_id_t` (fwd.h): which dimension a
+/// position is asked for (the SDK's internal dimension number, 0 = all 48
+/// bits).
+pub type rocprofiler_counter_dimension_id_t = u64;
+
+/// `rocprofiler_counter_record_dimension_info_t` (fwd.h): one dimension of
+/// a counter. 24 bytes: name at 0, instance_size at 8, id at 16.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct rocprofiler_counter_record_dimension_info_t {
+    pub name: *const c_char,
+    /// How many positions the dimension has.
+    pub instance_size: usize,
+    /// The id `rocprofiler_query_record_dimension_position` takes.
+    pub id: rocprofiler_counter_dimension_id_t,
+}
+
+/// `rocprofiler_counter_dimension_info_t` (counters.h): an instance's
+/// position in one dimension. 24 bytes: size at 0, dimension_name at 8,
+/// index at 16.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct rocprofiler_counter_dimension_info_t {
+    pub size: u64,
+    pub dimension_name: *const c_char,
+    pub index: usize,
+}
+
+/// `rocprofiler_counter_record_dimension_instance_info_t` (counters.h): one
+/// instance a counter can report and its position in each dimension.
+/// 40 bytes: size 0, instance_id 8, counter_id 16, dimensions_count 24,
+/// dimensions 32.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct rocprofiler_counter_record_dimension_instance_info_t {
+    pub size: u64,
+    pub instance_id: rocprofiler_counter_instance_id_t,
+    pub counter_id: u64,
+    pub dimensions_count: u64,
+    pub dimensions: *const *const rocprofiler_counter_dimension_info_t,
+}
+
+/// `rocprofiler_counter_info_v1_t` (counters.h): VERSION_0's fields after a
+/// size, then the counter's dimensions and every instance it can report.
+/// 88 bytes: size 0, id 8, name 16, description 24, block 32, expression
+/// 40, the bit-field byte (`flags`, as in v0) 48, dimensions_count 56,
+/// dimensions 64, dimensions_instances_count 72, dimensions_instances 80.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct rocprofiler_counter_info_v1_t {
+    pub size: u64,
+    pub id: rocprofiler_counter_id_t,
+    pub name: *const c_char,
+    pub description: *const c_char,
+    pub block: *const c_char,
+    pub expression: *const c_char,
+    pub flags: u8,
+    pub dimensions_count: u64,
+    pub dimensions: *const *const rocprofiler_counter_record_dimension_info_t,
+    pub dimensions_instances_count: u64,
+    pub dimensions_instances: *const *const rocprofiler_counter_record_dimension_instance_info_t,
+}
+
+pub type rocprofiler_query_record_dimension_position_fn =
+    unsafe extern "C" fn(
+        id: rocprofiler_counter_instance_id_t,
+        dim: rocprofiler_counter_dimension_id_t,
+        pos: *mut usize,
+    ) -> rocprofiler_status_t;

@@ -154,6 +154,8 @@ sdk_table! {
         "rocprofiler_configure_callback_dispatch_counting_service",
     query_record_counter_id: crate::rocprofiler_query_record_counter_id_fn =
         "rocprofiler_query_record_counter_id",
+    query_record_dimension_position: crate::rocprofiler_query_record_dimension_position_fn =
+        "rocprofiler_query_record_dimension_position",
 }
 
 impl Sdk {

@@ -59,6 +59,27 @@ fn sizes_the_sdk_fixes() {
         std::mem::offset_of!(rocprofiler_counter_info_v0_t, flags),
         40
     );
+    // counters.h: rocprofiler_counter_info_v1_t is a size, v0's fields up
+    // to the bit-field byte (48), padded to 56, then two (count, pointer)
+    // pairs.
+    assert_eq!(size_of::<rocprofiler_counter_info_v1_t>(), 88);
+    assert_eq!(
+        std::mem::offset_of!(rocprofiler_counter_info_v1_t, dimensions_count),
+        56
+    );
+    assert_eq!(
+        std::mem::offset_of!(rocprofiler_counter_info_v1_t, dimensions_instances),
+        80
+    );
+    // fwd.h: a name pointer, a size_t and a dimension id.
+    assert_eq!(size_of::<rocprofiler_counter_record_dimension_info_t>(), 24);
+    // counters.h: a size, a name pointer and a size_t index.
+    assert_eq!(size_of::<rocprofiler_counter_dimension_info_t>(), 24);
+    // counters.h: four uint64_t and a pointer.
+    assert_eq!(
+        size_of::<rocprofiler_counter_record_dimension_instance_info_t>(),
+        40
+    );
     // fwd.h: rocprofiler_counter_record_t is an instance id, a double, a
     // dispatch id, user data and an agent id, 8 bytes each.
     assert_eq!(size_of::<rocprofiler_counter_record_t>(), 40);
@@ -80,6 +101,7 @@ fn sizes_the_sdk_fixes() {
     non_camel_case_types,
     non_snake_case,
     dead_code,
+    unsafe_op_in_unsafe_fn,
     clippy::all
 )]
 mod sdk {
@@ -275,6 +297,44 @@ fn layout_matches_the_sdk_headers() {
         );
         // hip/api_args.h:66-3150 and 49-62.
         same_layout!(rocprofiler_hip_api_args_t, sdk::rocprofiler_hip_api_args_t);
+        // counters.h: the VERSION_1 info and its dimension structs.
+        same_layout!(
+            rocprofiler_counter_info_v1_t,
+            sdk::rocprofiler_counter_info_v1_t,
+            size,
+            id,
+            name,
+            description,
+            block,
+            expression,
+            dimensions_count,
+            dimensions,
+            dimensions_instances_count,
+            dimensions_instances
+        );
+        same_layout!(
+            rocprofiler_counter_record_dimension_info_t,
+            sdk::rocprofiler_counter_record_dimension_info_t,
+            name,
+            instance_size,
+            id
+        );
+        same_layout!(
+            rocprofiler_counter_dimension_info_t,
+            sdk::rocprofiler_counter_dimension_info_t,
+            size,
+            dimension_name,
+            index
+        );
+        same_layout!(
+            rocprofiler_counter_record_dimension_instance_info_t,
+            sdk::rocprofiler_counter_record_dimension_instance_info_t,
+            size,
+            instance_id,
+            counter_id,
+            dimensions_count,
+            dimensions
+        );
         same_layout!(
             rocprofiler_hip_api_retval_t,
             sdk::rocprofiler_hip_api_retval_t

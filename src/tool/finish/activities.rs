@@ -87,27 +87,34 @@ pub fn finish(mut window: FinalisedWindow, span: &WindowSpan, cx: &Context) -> F
             user_external_id: row.external_id_user,
             graph: graph_node(row.graph_id, row.graph_node_id),
             counters: Vec::new(),
+            counter_instances: Vec::new(),
             blit: None,
             branch: None,
             replay: None,
             thread_trace: None,
         };
         match replay::passes_of(row.dispatch_id, row.start_ns, row.end_ns) {
-            None => kernels.push(KernelActivity {
-                counters: counters::take(row.dispatch_id, 0),
-                thread_trace: thread_traces::take(row.dispatch_id, 0),
-                ..kernel
-            }),
+            None => {
+                let taken = counters::take(row.dispatch_id, 0);
+                kernels.push(KernelActivity {
+                    counters: taken.sums,
+                    counter_instances: taken.instances,
+                    thread_trace: thread_traces::take(row.dispatch_id, 0),
+                    ..kernel
+                })
+            }
             Some(passes) => {
                 for pass in passes {
                     unnumbered_passes += u64::from(pass.number.is_none());
+                    let taken = pass
+                        .number
+                        .map(|p| counters::take(row.dispatch_id, p))
+                        .unwrap_or_default();
                     kernels.push(KernelActivity {
                         start_ns: pass.start_ns,
                         end_ns: pass.end_ns,
-                        counters: pass
-                            .number
-                            .map(|p| counters::take(row.dispatch_id, p))
-                            .unwrap_or_default(),
+                        counters: taken.sums,
+                        counter_instances: taken.instances,
                         thread_trace: pass
                             .number
                             .and_then(|p| thread_traces::take(row.dispatch_id, p)),

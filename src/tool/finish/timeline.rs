@@ -1154,6 +1154,7 @@ mod tests {
             replay: None,
             thread_trace: None,
             counters: Vec::new(),
+            counter_instances: Vec::new(),
         };
         let spec = |work, deps: &[u32], detail| NodeSpec {
             work,
@@ -1232,6 +1233,7 @@ mod tests {
             user_external_id: None,
             graph: None,
             counters: Vec::new(),
+            counter_instances: Vec::new(),
             blit: None,
             branch: None,
             replay: None,

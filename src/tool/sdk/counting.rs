@@ -14,10 +14,19 @@
 //! is made at its first dispatch under a group: its supported counters are
 //! read from the SDK's catalog, and an agent that lacks one of the group's
 //! counters collects nothing, said once in the log.
+//!
+//! A counter's instances (one record each) are summed into its value.
+//! With `KINETO_ROCM_COUNTER_DIMENSIONS` on, each instance's value is kept
+//! too: making the config also reads each counter's dimensions and
+//! instances from the catalog (VERSION_1 info, and each instance's
+//! position per dimension from `rocprofiler_query_record_dimension_position`)
+//! into a map from instance id to slot and args key, so a record costs one
+//! lookup and no SDK call.
+use super::counter_dimensions::counter_instances;
 use super::kernel_filter;
 use super::tool::check;
 use crate::error::ToolError;
-use crate::tool::finish::counters::{self, GroupNames};
+use crate::tool::finish::counters::{self, GroupNames, InstanceKeys};
 use arc_swap::ArcSwapOption;
 use dashmap::DashMap;
 use once_cell::sync::{Lazy, OnceCell};
@@ -25,16 +34,29 @@ use rocprofiler_sys::*;
 use std::cell::Cell;
 use std::collections::HashMap;
 use std::ffi::c_void;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 /// The environment variable naming the counter group.
 pub const PMC_ENV: &str = "KINETO_ROCM_PMC";
+/// The switch that keeps each counter instance's value beside the sum.
+pub const DIMENSIONS_ENV: &str = "KINETO_ROCM_COUNTER_DIMENSIONS";
+
+/// Whether instance values are kept (read at configuration).
+static DIMENSIONS: AtomicBool = AtomicBool::new(false);
 
 /// An agent's counter config for a group, and counter id -> index in it.
 struct AgentConfig {
     config: u64,
     index_of: HashMap<u64, usize>,
+    /// Dimensions on, and the catalog described every counter's instances.
+    instances: Option<Instances>,
+}
+
+/// A config's counter instances: instance id -> slot, and each slot's key.
+struct Instances {
+    slot_of: HashMap<u64, usize>,
+    keys: InstanceKeys,
 }
 
 /// A group asked for, with each agent's config (`None`: the agent cannot
@@ -107,6 +129,17 @@ pub fn configure(sdk: &Sdk, context: rocprofiler_context_id_t) -> Result<(), Too
         status,
     )?;
     let _ = SDK.set(*sdk);
+    let dimensions = std::env::var(DIMENSIONS_ENV).ok();
+    let (on, warning) = graph_attribution::switch_value(
+        DIMENSIONS_ENV,
+        dimensions.as_deref(),
+        false,
+        "counter dimensions are summed",
+    );
+    if let Some(warning) = warning {
+        log::warn!("kineto-rocm: {warning}");
+    }
+    DIMENSIONS.store(on, Ordering::Relaxed);
     let value = std::env::var(PMC_ENV).unwrap_or_default();
     let names = group_names(value.split([',', ' ']));
     if !names.is_empty() {
@@ -272,6 +305,10 @@ impl Group {
             );
             return None;
         }
+        let instances = DIMENSIONS
+            .load(Ordering::Relaxed)
+            .then(|| Self::instances(sdk, agent, &ids, names))
+            .flatten();
         Some(AgentConfig {
             config: config.handle,
             index_of: ids
@@ -279,6 +316,36 @@ impl Group {
                 .enumerate()
                 .map(|(index, id)| (id.handle, index))
                 .collect(),
+            instances,
+        })
+    }
+
+    /// Every instance of the group's counters, from the catalog; `None`
+    /// (said in the log) where the SDK cannot describe one of them.
+    fn instances(
+        sdk: &Sdk,
+        agent: rocprofiler_agent_id_t,
+        ids: &[rocprofiler_counter_id_t],
+        names: &[String],
+    ) -> Option<Instances> {
+        let mut slot_of = HashMap::new();
+        let mut keys = Vec::new();
+        for (id, name) in ids.iter().zip(names) {
+            let Some(described) = counter_instances(sdk, *id, name) else {
+                log::warn!(
+                    "kineto-rocm: the SDK gives no dimensions of {name} (rocprofiler_query_counter_info VERSION_1); agent {} shows counters summed only",
+                    agent.handle
+                );
+                return None;
+            };
+            for (instance, key) in described {
+                slot_of.insert(instance, keys.len());
+                keys.push(key);
+            }
+        }
+        Some(Instances {
+            slot_of,
+            keys: keys.into(),
         })
     }
 }
@@ -356,7 +423,18 @@ unsafe extern "C" fn on_record(
             // SAFETY: a valid out-pointer.
             let status = unsafe { (sdk.query_record_counter_id)(r.id, &mut id) };
             if let (true, Some(&index)) = (status.is_success(), agent.index_of.get(&id.handle)) {
-                counters::add(r.dispatch_id, pass, &group.names, index, r.counter_value);
+                let instance = agent
+                    .instances
+                    .as_ref()
+                    .and_then(|i| Some((&i.keys, *i.slot_of.get(&r.id)?)));
+                counters::add(
+                    r.dispatch_id,
+                    pass,
+                    &group.names,
+                    index,
+                    r.counter_value,
+                    instance,
+                );
             }
         }
     });

@@ -5,6 +5,7 @@
 mod agents;
 mod callbacks;
 pub mod configure;
+mod counter_dimensions;
 pub mod counting;
 pub mod decode;
 mod external_correlation;

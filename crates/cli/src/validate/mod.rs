@@ -13,6 +13,7 @@
 //! against exec instances across all of them.
 //!
 //! One pass per trace over hash maps: fit for traces of millions of events.
+mod counter_instances;
 mod counter_tracks;
 mod keys;
 mod links;
@@ -137,6 +138,14 @@ pub struct Validation {
     pub wrong_counter_values: usize,
     /// Values the truth says a shown dispatch counted that its event lacks.
     pub missing_counter_values: usize,
+    /// Per-instance counter values shown (`--counter-dimensions`).
+    pub counter_instance_values: usize,
+    /// Of those, keys that name no instance the truth has for the dispatch
+    /// (or cannot be read, or repeat one), or values other than the truth's.
+    pub wrong_counter_instance_values: usize,
+    /// With dimensions asked for: instances the truth says a shown
+    /// dispatch recorded that its event lacks.
+    pub missing_counter_instance_values: usize,
     /// Counter track samples ("ph": "C") shown.
     pub counter_samples: usize,
     /// Samples no kernel event of the trace explains (validate/counter_tracks.rs).
@@ -214,6 +223,7 @@ impl Validation {
             + self.wrong_flows
             + self.wrong_runtime_events
             + self.wrong_counter_values
+            + self.wrong_counter_instance_values
             + self.wrong_thread_traces
             + self.wrong_counter_samples
             + self.wrong_memsets
@@ -235,6 +245,7 @@ impl Validation {
             && self.aliased_keys == 0
             && self.missing_events == 0
             && self.missing_counter_values == 0
+            && self.missing_counter_instance_values == 0
             && self.missing_thread_traces == 0
             && self.missing_counter_samples == 0
             && self.extra_events == 0
@@ -295,6 +306,8 @@ pub struct Validator<'t> {
     /// Nodes no evidence can tell apart (`repeats`), by (graph, index).
     repeated: HashSet<(String, u32)>,
     graphs: Vec<rocprofiler_sim::workload::Graph>,
+    /// Counter dimensions were asked for: every instance must be shown.
+    counter_dimensions: bool,
     report: Validation,
 }
 
@@ -354,6 +367,7 @@ impl<'t> Validator<'t> {
             keys: KeyBook::new(version.has_hip_graph()),
             repeated: HashSet::new(),
             graphs: Vec::new(),
+            counter_dimensions: false,
             report: Validation {
                 submission_model: models.join(", "),
                 sdk_version: version.to_string(),
@@ -368,6 +382,13 @@ impl<'t> Validator<'t> {
             },
             calls,
         }
+    }
+
+    /// Counter dimensions were asked for (`--counter-dimensions`): each
+    /// counted dispatch must show every instance the truth has.
+    pub fn with_counter_dimensions(mut self, on: bool) -> Self {
+        self.counter_dimensions = on;
+        self
     }
 
     fn op(&self, at: OpRef) -> &'t OpTruth {
@@ -599,6 +620,12 @@ impl<'t> Validator<'t> {
             .keys()
             .filter(|name| !event.counters.iter().any(|(shown, _)| shown == *name))
             .count();
+        counter_instances::check(
+            &mut self.report,
+            &event.counter_instances,
+            &op.counter_instances,
+            self.counter_dimensions,
+        );
         self.check_thread_trace(event, op.thread_trace_bytes);
         let lane = trace.lane_stream(event.pid, event.tid);
         links::check_event(&mut self.report, event, op, lane, expected);
@@ -785,6 +812,17 @@ pub fn print(v: &Validation) {
         n("counter values", v.counter_values);
         n("wrong counter values", v.wrong_counter_values);
         n("missing counter values", v.missing_counter_values);
+        if v.counter_instance_values + v.missing_counter_instance_values > 0 {
+            n("counter instance values", v.counter_instance_values);
+            n(
+                "wrong counter instance values",
+                v.wrong_counter_instance_values,
+            );
+            n(
+                "missing counter instance values",
+                v.missing_counter_instance_values,
+            );
+        }
         n("counter track samples", v.counter_samples);
         n("wrong counter track samples", v.wrong_counter_samples);
         n("missing counter track samples", v.missing_counter_samples);

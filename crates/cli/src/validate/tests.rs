@@ -4,7 +4,7 @@ use super::counter_tracks;
 use super::keys;
 use super::*;
 use crate::trace::{FlowEnd, GpuCategory, GpuEvent, RuntimeEvent, Trace};
-use rocprofiler_sim::truth::{ExecEvent, OpKind, OpTruth, RunTruth};
+use rocprofiler_sim::truth::{CounterInstanceTruth, ExecEvent, OpKind, OpTruth, RunTruth};
 use rocprofiler_sim::workload::Direction;
 use std::sync::Arc;
 
@@ -148,7 +148,23 @@ fn faithful(op: &OpTruth, graph_id: impl Fn(u64, u32) -> u64, external: Option<u
         dst_device: None,
         replay_pass: op.replay_pass.map(u64::from),
         thread_trace: None,
+        counter_instances: op
+            .counter_instances
+            .iter()
+            .map(|i| (instance_key(i), i.value))
+            .collect(),
     }
+}
+
+/// The key the tool writes for a truth instance (src/vocabulary.rs
+/// `counter_instance_key`).
+fn instance_key(i: &CounterInstanceTruth) -> String {
+    let dims: Vec<String> = i
+        .dimensions
+        .iter()
+        .map(|(name, pos)| format!("{}={pos}", name.trim_start_matches("DIMENSION_")))
+        .collect();
+    format!("{}[{}]", i.counter, dims.join(","))
 }
 
 fn sdk_ids(exec: u64, epoch: u32) -> u64 {
@@ -759,8 +775,81 @@ fn counted_session() -> Vec<RunTruth> {
             ("GRBM_COUNT".to_string(), 2100.0),
         ]
         .into();
+        let instance = |counter: &str, xcc, value| CounterInstanceTruth {
+            counter: counter.to_string(),
+            dimensions: vec![
+                ("DIMENSION_XCC".to_string(), xcc),
+                ("DIMENSION_INSTANCE".to_string(), 0),
+            ],
+            value,
+        };
+        let half = op.dispatch_id as f64 * 2.0;
+        op.counter_instances = vec![
+            instance("SQ_WAVES", 0, half),
+            instance("SQ_WAVES", 1, half),
+            instance("GRBM_COUNT", 0, 2100.0),
+        ];
     }
     runs
+}
+
+/// `check` with counter dimensions asked for.
+fn check_dimensions(runs: &[RunTruth], trace: &Trace) -> Validation {
+    let markers = markers();
+    let mut validator = Validator::new(runs, SDK_13, &markers).with_counter_dimensions(true);
+    validator.add_trace(trace, &[(0..runs.len()).collect()]);
+    validator.finish()
+}
+
+#[test]
+fn counter_instance_values_equal_to_the_truth_are_clean_and_counted() {
+    let runs = counted_session();
+    let trace = faithful_trace(&runs, &markers());
+    let v = check_dimensions(&runs, &trace);
+    assert!(v.is_clean, "{v:#?}");
+    assert_eq!(v.counter_instance_values, 15, "5 kernels x 3 instances");
+    assert_eq!(
+        (
+            v.wrong_counter_instance_values,
+            v.missing_counter_instance_values
+        ),
+        (0, 0)
+    );
+    let mut summed = trace;
+    for e in &mut summed.events {
+        e.counter_instances.clear();
+    }
+    let v = check(&runs, SDK_13, &summed);
+    assert!(
+        v.is_clean,
+        "without dimensions asked for, none are expected: {v:#?}"
+    );
+    assert_eq!(v.missing_counter_instance_values, 0);
+}
+
+#[test]
+fn a_wrong_unreadable_or_repeated_instance_value_is_wrong_and_a_lacking_one_missing() {
+    let runs = counted_session();
+    let mut trace = faithful_trace(&runs, &markers());
+    let kernels: Vec<usize> = (0..trace.events.len())
+        .filter(|&i| trace.events[i].category == GpuCategory::Kernel)
+        .collect();
+    trace.events[kernels[0]].counter_instances[1].1 += 1.0;
+    trace.events[kernels[1]].counter_instances[0].0 = "SQ_WAVES[XCC=0".into();
+    let repeat = trace.events[kernels[2]].counter_instances[0].clone();
+    trace.events[kernels[2]].counter_instances.push(repeat);
+    trace.events[kernels[3]].counter_instances.pop();
+    let v = check_dimensions(&runs, &trace);
+    assert_eq!(
+        v.wrong_counter_instance_values, 3,
+        "a changed value, an unreadable key, a repeat: {v:#?}"
+    );
+    assert_eq!(
+        v.missing_counter_instance_values, 2,
+        "the instance whose key was unreadable, the one dropped"
+    );
+    assert!(!v.is_clean);
+    assert_eq!(v.wrong_counter_values, 0, "the sums are still right");
 }
 
 #[test]

@@ -116,6 +116,7 @@ fn faithful() -> Trace {
         dst_device: None,
         replay_pass: None,
         thread_trace: None,
+        counter_instances: Vec::new(),
     });
     trace.timeline.push(TimelineEvent {
         device: Some(0),
@@ -312,6 +313,7 @@ fn graph_record_trace() -> Trace {
         dst_device: None,
         replay_pass: None,
         thread_trace: None,
+        counter_instances: Vec::new(),
         counters: Vec::new(),
     });
     trace.timeline.push(TimelineEvent {

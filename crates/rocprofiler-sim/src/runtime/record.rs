@@ -5,13 +5,14 @@ use super::rng::mix;
 use super::work::{DeviceOp, OpWork};
 use crate::sdk::buffer::Rec;
 use crate::sdk::completion::{schedule, Completion};
-use crate::sdk::counters::counter_name;
+use crate::sdk::counters::{counter_dimensions, counter_name};
+use crate::sdk::dimensions::position;
 use crate::sdk::dispatch_counting::request;
-use crate::sdk::dispatch_counting::{Counted, Counting};
+use crate::sdk::dispatch_counting::{Counted, CounterValues, Counting};
 use crate::sdk::intercept::{dispatch_record, submit_dispatch, Deliveries, DispatchInfo};
 use crate::sdk::os::lock;
 use crate::sdk::thread_trace::{self, Traced};
-use crate::truth::{OpKind, OpTruth, RunTruth};
+use crate::truth::{CounterInstanceTruth, OpKind, OpTruth, RunTruth};
 use std::sync::Mutex;
 
 pub(crate) struct RunShared {
@@ -167,8 +168,12 @@ impl RunShared {
             thread_trace_bytes,
             counters: counted
                 .values()
-                .filter_map(|(c, v)| Some((counter_name(c)?.to_string(), v)))
+                .filter_map(|c| {
+                    let sum = c.instances.iter().map(|(_, v)| v).sum();
+                    Some((counter_name(c.counter)?.to_string(), sum))
+                })
                 .collect(),
+            counter_instances: counted.values().flat_map(instance_truths).collect(),
         };
         match &op.work {
             OpWork::Kernel {
@@ -204,4 +209,26 @@ impl RunShared {
         }
         lock(&self.truth).ops.push(t);
     }
+}
+
+/// A counter's instance values as the ground truth keeps them: each
+/// instance's position in each dimension, decoded from its id.
+fn instance_truths(c: &CounterValues) -> Vec<CounterInstanceTruth> {
+    let (Some(name), Some(dims)) = (counter_name(c.counter), counter_dimensions(c.counter)) else {
+        return Vec::new();
+    };
+    c.instances
+        .iter()
+        .map(|&(id, value)| CounterInstanceTruth {
+            counter: name.to_string(),
+            dimensions: dims
+                .iter()
+                .map(|d| {
+                    let name = d.name.to_str().unwrap_or_default().to_string();
+                    (name, position(id, d.id) as usize)
+                })
+                .collect(),
+            value,
+        })
+        .collect()
 }

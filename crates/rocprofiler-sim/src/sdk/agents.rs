@@ -78,6 +78,14 @@ fn make_agents(devices: u32) -> Agents {
         a.wave_front_size = if gpu { 64 } else { 0 };
         a.cu_count = if gpu { 304 } else { 0 };
         a.simd_per_cu = if gpu { 4 } else { 0 };
+        // MI300X's topology as KFD reports it: 8 XCCs of 4 shader engines,
+        // one shader array each. aqlprofile sizes the counter dimensions
+        // from num_xcc and num_shader_banks (the SDK's agent.cpp;
+        // dimensions.rs).
+        a.num_xcc = if gpu { 8 } else { 0 };
+        a.num_shader_banks = if gpu { 32 } else { 0 };
+        a.simd_arrays_per_engine = if gpu { 1 } else { 0 };
+        a.array_count = if gpu { 32 } else { 0 };
         a.cpu_cores_count = if gpu { 0 } else { 16 };
         a.gfx_target_version = if gpu { 90402 } else { 0 };
         a.vendor_id = 0x1002;

@@ -13,9 +13,10 @@
 //! - `rocprofiler_query_counter_info` (counters.cpp): VERSION_0 fills the
 //!   id, name, description, block, expression and the is_constant /
 //!   is_derived bits; an unknown id is ERROR_COUNTER_NOT_FOUND; a version
-//!   that is neither 0 nor 1 is ERROR_INCOMPATIBLE_ABI. VERSION_1 adds the
-//!   counter's dimensions, which the simulator does not model yet: it
-//!   answers ERROR_NOT_IMPLEMENTED rather than a made-up layout.
+//!   that is neither 0 nor 1 is ERROR_INCOMPATIBLE_ABI. VERSION_1 (its
+//!   `dim_info` and `dim_permutations`) adds the struct's size, the
+//!   counter's dimensions and every instance it reports, in arrays the SDK
+//!   keeps for the process (dimensions.rs says which).
 //! - `rocprofiler_create_counter_config` (counter_config.cpp): an unknown
 //!   agent is ERROR_AGENT_NOT_FOUND, an unknown counter
 //!   ERROR_COUNTER_NOT_FOUND, a counter the agent cannot collect
@@ -25,6 +26,7 @@
 //! - `rocprofiler_destroy_counter_config` (counter_config.cpp) forgets the
 //!   config and always succeeds.
 use super::agents::agents;
+use super::dimensions::{dimensions, instances, split, Dimension};
 use super::exports::guard;
 use rocprofiler_sys as sys;
 use std::collections::HashMap;
@@ -132,38 +134,128 @@ pub(crate) fn counter_name(id: u64) -> Option<&'static str> {
     counter(id).and_then(|c| c.name.to_str().ok())
 }
 
-/// What a dispatch counted, by counter id: deterministic functions of the
-/// kernel, its grid and its duration, so tests can check exact numbers.
+/// A counter's dimensions (dimensions.rs).
+pub(crate) fn counter_dimensions(id: u64) -> Option<Vec<Dimension>> {
+    counter(id).map(|c| dimensions(c.block))
+}
+
+/// What a dispatch counted on counter `id`: each instance's id and value,
+/// in the catalog's instance order. Deterministic functions of the kernel,
+/// its grid and its duration, so tests can check exact numbers; these
+/// totals split over the instances (`split`, the remainder rotated by
+/// kernel id), so the instances sum to them exactly:
 /// - SQ_WAVES: 64-wide waves of every work-group (gfx942's wave size);
 /// - SQ_INSTS_VALU: waves times a per-kernel instruction count
 ///   (16 + kernel id mod 48);
 /// - GRBM_COUNT, GRBM_GUI_ACTIVE: GPU clocks over the dispatch at
 ///   gfx942's 2.1 GHz peak (the GUI is busy for all of a lone dispatch);
 /// - TCC_HIT: 4 hits per wave;
-/// - GPU_UTIL: its expression over the two GRBM values (100).
-pub(crate) fn counter_value(
+/// - GPU_UTIL: its expression over the two GRBM values (100), one instance.
+pub(crate) fn counter_values(
     id: u64,
     kernel_id: u64,
     grid: [u32; 3],
     workgroup: [u32; 3],
     duration_ns: u64,
-) -> Option<f64> {
+) -> Option<Vec<(u64, f64)>> {
+    let c = counter(id)?;
     let groups: u64 = (0..3)
         .map(|i| u64::from(grid[i]).div_ceil(u64::from(workgroup[i].max(1))))
         .product();
     let group_size: u64 = workgroup.iter().map(|&w| u64::from(w.max(1))).product();
     let waves = groups * group_size.div_ceil(64);
     let clocks = duration_ns * 21 / 10;
-    let value = match counter(id)?.name.to_bytes() {
-        b"SQ_WAVES" => waves as f64,
-        b"SQ_INSTS_VALU" => (waves * (16 + kernel_id % 48)) as f64,
-        b"GRBM_COUNT" | b"GRBM_GUI_ACTIVE" => clocks as f64,
-        b"TCC_HIT" => (waves * 4) as f64,
-        b"GPU_UTIL" if clocks == 0 => 0.0,
-        b"GPU_UTIL" => 100.0,
+    let total = match c.name.to_bytes() {
+        b"SQ_WAVES" => waves,
+        b"SQ_INSTS_VALU" => waves * (16 + kernel_id % 48),
+        b"GRBM_COUNT" | b"GRBM_GUI_ACTIVE" => clocks,
+        b"TCC_HIT" => waves * 4,
+        b"GPU_UTIL" => {
+            let util = if clocks == 0 { 0.0 } else { 100.0 };
+            return Some(vec![(id << super::dimensions::DIM_BITS, util)]);
+        }
         _ => return None,
     };
-    Some(value)
+    let all = instances(id, &dimensions(c.block));
+    let shares = split(total, all.len(), kernel_id);
+    Some(
+        all.into_iter()
+            .zip(shares)
+            .map(|((instance, _), share)| (instance, share as f64))
+            .collect(),
+    )
+}
+
+/// VERSION_1's arrays for one counter, made once and kept for the process
+/// as the SDK keeps them (counters.cpp `get_static_ptr_array`).
+struct DimensionArrays {
+    dimensions: Vec<*const sys::rocprofiler_counter_record_dimension_info_t>,
+    instances: Vec<*const sys::rocprofiler_counter_record_dimension_instance_info_t>,
+}
+// SAFETY: the pointers name leaked, never-written structs and strings.
+unsafe impl Send for DimensionArrays {}
+// SAFETY: as above.
+unsafe impl Sync for DimensionArrays {}
+
+fn leak<T>(v: T) -> *const T {
+    Box::into_raw(Box::new(v))
+}
+
+fn dimension_arrays(id: u64, c: &Counter) -> DimensionArrays {
+    let dims = dimensions(c.block);
+    let dimensions = dims
+        .iter()
+        .map(|d| {
+            leak(sys::rocprofiler_counter_record_dimension_info_t {
+                name: d.name.as_ptr(),
+                instance_size: d.size,
+                id: d.id,
+            })
+        })
+        .collect();
+    let instances =
+        instances(id, &dims)
+            .into_iter()
+            .map(|(instance_id, positions)| {
+                let per_dim: Vec<*const sys::rocprofiler_counter_dimension_info_t> = dims
+                    .iter()
+                    .zip(positions)
+                    .map(|(d, index)| {
+                        leak(sys::rocprofiler_counter_dimension_info_t {
+                            size: std::mem::size_of::<sys::rocprofiler_counter_dimension_info_t>()
+                                as u64,
+                            dimension_name: d.name.as_ptr(),
+                            index,
+                        })
+                    })
+                    .collect();
+                leak(sys::rocprofiler_counter_record_dimension_instance_info_t {
+                    size: std::mem::size_of::<
+                        sys::rocprofiler_counter_record_dimension_instance_info_t,
+                    >() as u64,
+                    instance_id,
+                    counter_id: id,
+                    dimensions_count: per_dim.len() as u64,
+                    dimensions: per_dim.leak().as_ptr(),
+                })
+            })
+            .collect();
+    DimensionArrays {
+        dimensions,
+        instances,
+    }
+}
+
+/// Each catalog counter's VERSION_1 arrays, by id.
+fn all_dimension_arrays() -> &'static [DimensionArrays] {
+    static ARRAYS: OnceLock<Vec<DimensionArrays>> = OnceLock::new();
+    ARRAYS.get_or_init(|| {
+        CATALOG
+            .iter()
+            .enumerate()
+            .map(|(id, c)| dimension_arrays(id as u64, c))
+            .collect()
+    })
 }
 
 static NEXT_CONFIG: AtomicU64 = AtomicU64::new(1);
@@ -202,29 +294,50 @@ pub extern "C" fn rocprofiler_query_counter_info(
         if info.is_null() {
             return Status::ERROR_INVALID_ARGUMENT;
         }
-        match version {
-            sys::rocprofiler_counter_info_version_id_t::V0 => {}
-            sys::rocprofiler_counter_info_version_id_t::V1 => return Status::ERROR_NOT_IMPLEMENTED,
+        let v1 = match version {
+            sys::rocprofiler_counter_info_version_id_t::V0 => false,
+            sys::rocprofiler_counter_info_version_id_t::V1 => true,
             _ => return Status::ERROR_INCOMPATIBLE_ABI,
-        }
+        };
         let Some(c) = counter(counter_id.handle) else {
             return Status::ERROR_COUNTER_NOT_FOUND;
         };
-        let derived = if c.expression.is_empty() {
+        let flags = if c.expression.is_empty() {
             0
         } else {
             sys::rocprofiler_counter_info_v0_t::IS_DERIVED
         };
-        // SAFETY: for VERSION_0 the caller passes a rocprofiler_counter_info_v0_t.
+        if !v1 {
+            // SAFETY: for VERSION_0 the caller passes a rocprofiler_counter_info_v0_t.
+            unsafe {
+                *(info as *mut sys::rocprofiler_counter_info_v0_t) =
+                    sys::rocprofiler_counter_info_v0_t {
+                        id: counter_id,
+                        name: c.name.as_ptr(),
+                        description: c.description.as_ptr(),
+                        block: c.block.as_ptr(),
+                        expression: c.expression.as_ptr(),
+                        flags,
+                    };
+            }
+            return Status::SUCCESS;
+        }
+        let arrays = &all_dimension_arrays()[counter_id.handle as usize];
+        // SAFETY: for VERSION_1 the caller passes a rocprofiler_counter_info_v1_t.
         unsafe {
-            *(info as *mut sys::rocprofiler_counter_info_v0_t) =
-                sys::rocprofiler_counter_info_v0_t {
+            *(info as *mut sys::rocprofiler_counter_info_v1_t) =
+                sys::rocprofiler_counter_info_v1_t {
+                    size: std::mem::size_of::<sys::rocprofiler_counter_info_v1_t>() as u64,
                     id: counter_id,
                     name: c.name.as_ptr(),
                     description: c.description.as_ptr(),
                     block: c.block.as_ptr(),
                     expression: c.expression.as_ptr(),
-                    flags: derived,
+                    flags,
+                    dimensions_count: arrays.dimensions.len() as u64,
+                    dimensions: arrays.dimensions.as_ptr(),
+                    dimensions_instances_count: arrays.instances.len() as u64,
+                    dimensions_instances: arrays.instances.as_ptr(),
                 };
         }
         Status::SUCCESS

@@ -14,14 +14,16 @@
 //! - `process_callback_data`: once the dispatch completed, the record
 //!   callback gets the dispatch data, now with its timestamps, one record
 //!   per counter instance (`dispatch_id` and `agent_id` set) and the user
-//!   data the dispatch callback wrote. Dimensions are not modelled: each
-//!   counter is one instance, its id the counter id shifted past the 48
-//!   dimension bits (counters/id_decode.hpp).
+//!   data the dispatch callback wrote: each counter's instances in the
+//!   catalog's instance order (the SDK's order is aqlprofile's sample
+//!   order), their ids encoded as counters/id_decode.hpp does
+//!   (dimensions.rs).
 //! - A config made for another agent than the dispatch's collects nothing
 //!   here (the SDK builds its packets from the config's agent; this model
 //!   does not guess what that reads on another GPU).
 use super::context::{contexts, with_building_ctx};
-use super::counters::{config, counter_value};
+use super::counters::{config, counter_values};
+use super::dimensions::{position, DIM_BITS};
 use super::exports::guard;
 use super::intercept::{dispatch_record, DispatchInfo};
 use super::kernel_replay::switched_off;
@@ -30,9 +32,6 @@ use std::ffi::c_void;
 use std::sync::atomic::Ordering;
 
 type Status = sys::rocprofiler_status_t;
-
-/// Bits of a counter instance id below the counter id.
-const DIM_BITS: u32 = 48;
 
 /// One configured callback counting service.
 #[derive(Clone)]
@@ -67,7 +66,13 @@ pub(crate) struct Counting {
 pub(crate) struct Counted {
     /// Correlation id, dispatch info, start and end.
     dispatch: Option<(u64, sys::rocprofiler_kernel_dispatch_info_t, u64, u64)>,
-    pending: Vec<(Pending, Vec<(u64, f64)>)>,
+    pending: Vec<(Pending, Vec<CounterValues>)>,
+}
+
+/// One counter's values: its id and each instance's (id, value).
+pub(crate) struct CounterValues {
+    pub counter: u64,
+    pub instances: Vec<(u64, f64)>,
 }
 
 #[no_mangle]
@@ -104,6 +109,25 @@ pub extern "C" fn rocprofiler_query_record_counter_id(
         }
         // SAFETY: checked non-null; the caller's counter id.
         unsafe { (*counter_id).handle = id >> DIM_BITS };
+        Status::SUCCESS
+    })
+}
+
+/// counters.cpp `rocprofiler_query_record_dimension_position`
+/// (id_decode.hpp `rec_to_dim_pos`): the position the instance id holds
+/// for a dimension; a dimension the counter lacks reads 0.
+#[no_mangle]
+pub extern "C" fn rocprofiler_query_record_dimension_position(
+    id: sys::rocprofiler_counter_instance_id_t,
+    dim: sys::rocprofiler_counter_dimension_id_t,
+    pos: *mut usize,
+) -> Status {
+    guard(|| {
+        if pos.is_null() {
+            return Status::ERROR_INVALID_ARGUMENT;
+        }
+        // SAFETY: checked non-null; the caller's position.
+        unsafe { *pos = position(id, dim) as usize };
         Status::SUCCESS
     })
 }
@@ -189,9 +213,15 @@ impl Counting {
                 let values = p
                     .counters
                     .iter()
-                    .filter_map(|&c| {
-                        counter_value(c, d.kernel_id, grid, block, end.saturating_sub(start))
-                            .map(|v| (c, v))
+                    .filter_map(|&counter| {
+                        let instances = counter_values(
+                            counter,
+                            d.kernel_id,
+                            grid,
+                            block,
+                            end.saturating_sub(start),
+                        )?;
+                        Some(CounterValues { counter, instances })
                     })
                     .collect();
                 (p, values)
@@ -205,9 +235,9 @@ impl Counting {
 }
 
 impl Counted {
-    /// Each counter collected (by any service) and its value.
-    pub(crate) fn values(&self) -> impl Iterator<Item = (u64, f64)> + '_ {
-        self.pending.iter().flat_map(|(_, v)| v.iter().copied())
+    /// Each counter collected (by any service) and its instances' values.
+    pub(crate) fn values(&self) -> impl Iterator<Item = &CounterValues> + '_ {
+        self.pending.iter().flat_map(|(_, v)| v.iter())
     }
 
     /// Hands each service its records (the SDK's consumer thread).
@@ -222,8 +252,9 @@ impl Counted {
             };
             let mut records: Vec<sys::rocprofiler_counter_record_t> = values
                 .iter()
-                .map(|&(counter, value)| sys::rocprofiler_counter_record_t {
-                    id: counter << DIM_BITS,
+                .flat_map(|c| c.instances.iter())
+                .map(|&(id, value)| sys::rocprofiler_counter_record_t {
+                    id,
                     counter_value: value,
                     dispatch_id: data.dispatch_info.dispatch_id,
                     user_data: Default::default(),

@@ -9,6 +9,7 @@ pub(crate) mod completion;
 pub(crate) mod context;
 pub(crate) mod correlation;
 pub(crate) mod counters;
+pub(crate) mod dimensions;
 mod discovery;
 pub(crate) mod dispatch_counting;
 pub(crate) mod exports;

@@ -53,32 +53,11 @@ pub struct Session {
     tool: libloading::os::unix::Library,
 }
 
-/// The most recently built copy of a library next to the binary. Cargo
-/// leaves a cdylib built as a dependency in deps/ and uplifts it to
-/// target/<profile>/ only when that package is built for itself, so the
-/// uplifted copy can be older than the one `cargo build -p kineto-rocm-cli`
-/// just made: take whichever is newer.
-fn newest_library(file: &str) -> Option<PathBuf> {
-    let exe = std::env::current_exe().ok()?;
-    let dir = exe.parent()?;
-    let mut candidates = vec![dir.join(file), dir.join("deps").join(file)];
-    if let Some(parent) = dir.parent() {
-        candidates.push(parent.join(file));
-        candidates.push(parent.join("deps").join(file));
-    }
-    candidates
-        .into_iter()
-        .filter_map(|p| Some((std::fs::metadata(&p).ok()?.modified().ok()?, p)))
-        .max_by_key(|(modified, _)| *modified)
-        .map(|(_, p)| p)
-        .or_else(|| host::locate_library(file))
-}
-
 pub fn tool_path() -> Result<PathBuf, String> {
     if let Ok(path) = std::env::var("KINETO_ROCM_TOOL_LIBRARY") {
         return Ok(PathBuf::from(path));
     }
-    newest_library(TOOL_FILE)
+    host::locate_library(TOOL_FILE)
         .ok_or_else(|| format!("{TOOL_FILE} not found next to the kineto-rocm binary (build the workspace: cargo build --release)"))
 }
 
@@ -96,11 +75,7 @@ impl Session {
                 std::env::set_var("ROC_AQL_QUEUE_SIZE", slots.to_string());
             }
         }
-        let simulator = match newest_library(host::LIBRARY_FILE) {
-            Some(path) => Simulator::load(path),
-            None => Simulator::load_default(),
-        }
-        .map_err(|e| e.to_string())?;
+        let simulator = Simulator::load_default().map_err(|e| e.to_string())?;
         let tool = host::load_tool(&tool_path()?).map_err(|e| e.to_string())?;
         crate::markers::connect(&simulator, &tool)?;
         Ok(Session { simulator, tool })

@@ -206,8 +206,10 @@ impl Simulator {
 }
 
 /// Finds `file` next to the running binary: its directory and deps/ in it,
-/// the parent (target/<profile>/ when running from deps/), and examples/
-/// beside either.
+/// the parent (target/<profile>/ when running from deps/) and its deps/,
+/// and examples/ beside either; the newest copy where several exist, since
+/// cargo leaves an uplifted copy behind when a later build of a dependant
+/// refreshes only deps/ (a stale one would lack entry points the tool needs).
 pub fn locate_library(file: &str) -> Option<PathBuf> {
     let exe = std::env::current_exe().ok()?;
     let dir = exe.parent()?;
@@ -216,10 +218,15 @@ pub fn locate_library(file: &str) -> Option<PathBuf> {
     let mut candidates = vec![dir.join(file), dir.join("deps").join(file)];
     if let Some(parent) = dir.parent() {
         candidates.push(parent.join(file));
+        candidates.push(parent.join("deps").join(file));
         candidates.push(parent.join("examples").join(file));
     }
     candidates.push(dir.join("examples").join(file));
-    candidates.into_iter().find(|p| p.is_file())
+    candidates
+        .into_iter()
+        .filter_map(|p| Some((std::fs::metadata(&p).ok()?.modified().ok()?, p)))
+        .max_by_key(|(modified, _)| *modified)
+        .map(|(_, p)| p)
 }
 
 /// Loads a tool library the way a process would (RTLD_NOW | RTLD_GLOBAL), so

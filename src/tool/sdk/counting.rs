@@ -387,7 +387,7 @@ unsafe extern "C" fn on_dispatch(
         // A guard, not a clone: most dispatches of most runs see no group.
         let active = ACTIVE.load();
         if let Some(group) = active.as_ref() {
-            if kernel_filter::selects(info.kernel_id) {
+            if kernel_filter::selects(info.kernel_id, info.dispatch_id) {
                 choose(group, 0);
             }
         }

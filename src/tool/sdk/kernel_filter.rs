@@ -6,10 +6,12 @@
 //! (rocprofiler-sdk-tool tool.cpp `is_targeted_kernel`). The CLI writes
 //! them from a job file's run options.
 //!
-//! The filter is consulted once per logical dispatch, because the launch
-//! count is state: kernel replay asks it at CONFIG (once for all the
-//! dispatch's passes, seed 004), application mode at the counting
-//! service's dispatch callback while a group is asked for.
+//! The filter decides once per logical dispatch, because the launch count
+//! is state: kernel replay asks it at CONFIG (once for all the dispatch's
+//! passes, seed 004), application mode at the counting or thread-trace
+//! service's dispatch callback; a second service asking about the same
+//! dispatch on the same thread (the SDK calls them one after the other for
+//! a submission) gets the first answer, so the count advances once.
 use super::tool;
 use crate::error::ToolError;
 use crate::tool::finish::timeline::demangle;
@@ -17,6 +19,7 @@ use counter_jobs::IterationRange;
 use dashmap::DashMap;
 use once_cell::sync::OnceCell;
 use regex::Regex;
+use std::cell::Cell;
 
 pub const INCLUDE_ENV: &str = "KINETO_ROCM_KERNEL_INCLUDE_REGEX";
 pub const EXCLUDE_ENV: &str = "KINETO_ROCM_KERNEL_EXCLUDE_REGEX";
@@ -34,6 +37,11 @@ pub struct KernelFilter {
 
 /// `None` inside: no filter, every dispatch is selected.
 static FILTER: OnceCell<Option<KernelFilter>> = OnceCell::new();
+
+thread_local! {
+    /// The last dispatch this thread decided: (dispatch id, selected).
+    static DECIDED: Cell<Option<(u64, bool)>> = const { Cell::new(None) };
+}
 
 fn regex_from_env(name: &str) -> Result<Option<Regex>, ToolError> {
     match std::env::var(name) {
@@ -103,11 +111,51 @@ impl KernelFilter {
     }
 }
 
-/// Does this logical dispatch of `kernel_id` collect? Call it once per
-/// logical dispatch: it advances the kernel's launch count.
-pub fn selects(kernel_id: u64) -> bool {
+/// Does logical dispatch `dispatch_id` of `kernel_id` collect? The first
+/// ask about a dispatch advances the kernel's launch count; asking again
+/// about it on the same thread gives the same answer.
+pub fn selects(kernel_id: u64, dispatch_id: u64) -> bool {
     match FILTER.get() {
-        Some(Some(filter)) => filter.selects(kernel_id),
+        Some(Some(filter)) => decide(filter, kernel_id, dispatch_id),
         _ => true,
+    }
+}
+
+fn decide(filter: &KernelFilter, kernel_id: u64, dispatch_id: u64) -> bool {
+    if let Some((last, selected)) = DECIDED.with(Cell::get) {
+        if last == dispatch_id {
+            return selected;
+        }
+    }
+    let selected = filter.selects(kernel_id);
+    DECIDED.with(|d| d.set(Some((dispatch_id, selected))));
+    selected
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_dispatch_advances_its_kernels_count_once_however_often_asked() {
+        let filter = KernelFilter {
+            include: None,
+            exclude: None,
+            iterations: IterationRange::parse(["[2-3]"]).unwrap(),
+            by_name: DashMap::new(),
+            launches: DashMap::new(),
+        };
+        // (kernel, dispatch): kernel 1's launches 1..4, kernel 2's 1..2,
+        // interleaved; each dispatch asked twice (two services).
+        let asks = [(1, 10), (2, 11), (1, 12), (1, 13), (2, 14), (1, 15)];
+        let got: Vec<bool> = asks
+            .iter()
+            .map(|&(k, d)| {
+                let first = decide(&filter, k, d);
+                assert_eq!(decide(&filter, k, d), first, "dispatch {d} asked again");
+                first
+            })
+            .collect();
+        assert_eq!(got, [false, false, true, true, true, false]);
     }
 }

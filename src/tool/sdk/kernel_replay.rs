@@ -192,7 +192,7 @@ unsafe extern "C" fn pass_count(
         let Some(plan) = PLAN.get() else {
             return 1;
         };
-        if !kernel_filter::selects(info.kernel_id) {
+        if !kernel_filter::selects(info.kernel_id, info.dispatch_id) {
             publish(plan, info.dispatch_id, info.agent_id, None);
             return 1;
         }

@@ -192,7 +192,7 @@ unsafe extern "C" fn on_dispatch(
         let pass = match replay_pass {
             Some(pass) => pass,
             None if EVERY_DISPATCH.load(Ordering::Relaxed) == ON
-                && kernel_filter::selects(kernel_id) =>
+                && kernel_filter::selects(kernel_id, dispatch_id) =>
             {
                 0
             }

@@ -9,7 +9,7 @@
 //! same blocks come from its heaps and per-thread arenas, where freed space
 //! stays resident and fragments: peak RSS grew from 490 to 535 MiB over ten
 //! 1M-dispatch windows whose live heap peaked at the same 396 MiB
-//! (examples/cost.rs). Mapping blocks of 1 MiB and more ourselves gives them
+//! (examples/cost.rs). Mapping blocks of 256 KiB and more ourselves gives them
 //! back on free, in every window alike. This is the tool library's
 //! `#[global_allocator]`, so it governs only the tool's Rust code: the
 //! process's own malloc and its settings are left alone. Fresh mappings
@@ -24,15 +24,17 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Mutex;
 
 /// Blocks from this size on are mapped; below it the system allocator's
-/// bins serve them well.
-const MAPPED_FROM: usize = 1 << 20;
+/// bins serve them well. A 100k-record window's columns are blocks of
+/// 800 KB: below 1 MiB, glibc served them from the top of its heap and
+/// trimmed it again on free, so each window faulted them in afresh.
+const MAPPED_FROM: usize = 256 << 10;
 /// mmap aligns to pages; larger alignments go to the system allocator.
 const PAGE: usize = 4096;
 /// Freed mapped bytes kept for reuse, at most: small against a window's
 /// peak (hundreds of MiB at 1M dispatches), enough for a 100k-record
 /// window's large blocks.
 const CACHE_BYTES: usize = 64 << 20;
-const CACHE_SLOTS: usize = 16;
+const CACHE_SLOTS: usize = 64;
 
 pub struct ToolAllocator;
 
@@ -100,27 +102,47 @@ static CACHE: Mutex<Cache> = Mutex::new(Cache {
 });
 
 impl Cache {
-    /// Keeps a freed mapping; `false` when it does not fit.
+    /// Keeps a freed mapping, making room by giving back smaller kept ones
+    /// (a large block spares more faults than a small one); `false` when it
+    /// is not kept.
     fn put(&mut self, addr: usize, len: usize) -> bool {
-        if len > CACHE_BYTES - self.bytes {
+        if len > CACHE_BYTES {
             return false;
         }
-        let Some(slot) = self.blocks.iter_mut().find(|(_, l)| *l == 0) else {
-            return false;
-        };
-        *slot = (addr, len);
-        self.bytes += len;
-        true
+        loop {
+            let free_slot = self.blocks.iter().position(|(_, l)| *l == 0);
+            if let (Some(slot), true) = (free_slot, len <= CACHE_BYTES - self.bytes) {
+                self.blocks[slot] = (addr, len);
+                self.bytes += len;
+                return true;
+            }
+            let smallest = self
+                .blocks
+                .iter()
+                .enumerate()
+                .filter(|(_, (_, l))| *l > 0 && *l < len)
+                .min_by_key(|(_, (_, l))| *l)
+                .map(|(i, _)| i);
+            let Some(smallest) = smallest else {
+                return false;
+            };
+            let (old, old_len) = std::mem::replace(&mut self.blocks[smallest], (0, 0));
+            self.bytes -= old_len;
+            // SAFETY: a kept mapping of `old_len` bytes that nothing uses,
+            // now out of the cache.
+            unsafe { libc::munmap(old as *mut libc::c_void, old_len) };
+        }
     }
 
-    /// The smallest kept mapping of at least `len` bytes, else the largest.
-    fn take(&mut self, len: usize) -> Option<(usize, usize)> {
+    /// The smallest kept mapping of at least `len` bytes, else (when
+    /// `or_shorter`) the largest.
+    fn take(&mut self, len: usize, or_shorter: bool) -> Option<(usize, usize)> {
         let kept = self.blocks.iter().enumerate().filter(|(_, (_, l))| *l > 0);
         let best = kept
             .clone()
             .filter(|(_, (_, l))| *l >= len)
             .min_by_key(|(_, (_, l))| *l)
-            .or_else(|| kept.max_by_key(|(_, (_, l))| *l))
+            .or_else(|| kept.filter(|_| or_shorter).max_by_key(|(_, (_, l))| *l))
             .map(|(i, _)| i)?;
         let block = std::mem::replace(&mut self.blocks[best], (0, 0));
         self.bytes -= block.1;
@@ -136,20 +158,32 @@ fn cache() -> std::sync::MutexGuard<'static, Cache> {
         .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
+/// A kept mapping of `len` bytes cut to `want` (at most `len`).
+fn cut(addr: usize, len: usize, want: usize) -> *mut u8 {
+    if len > want {
+        // SAFETY: the tail past `want` is part of this kept mapping, which
+        // nothing else uses.
+        unsafe { libc::munmap((addr + want) as *mut libc::c_void, len - want) };
+    }
+    addr as *mut u8
+}
+
 /// A mapping for `size` bytes, reusing a kept one when there is one: cut
-/// to length if longer, grown (its resident pages kept) if shorter.
-fn map_reusing(size: usize) -> *mut u8 {
+/// to length if longer, grown (its resident pages kept) if shorter. With
+/// `zeroed`, a kept block's old bytes are cleared: writing resident pages
+/// costs less than faulting in fresh zero pages.
+fn map_reusing(size: usize, zeroed: bool) -> *mut u8 {
     let want = pages(size);
-    let Some((addr, len)) = cache().take(want) else {
+    let Some((addr, len)) = cache().take(want, true) else {
         return map(size);
     };
+    if zeroed {
+        // SAFETY: the first `min(len, want)` bytes are this kept mapping's,
+        // which nothing else uses; pages added by growing it are fresh.
+        unsafe { std::ptr::write_bytes(addr as *mut u8, 0, len.min(want)) };
+    }
     if len >= want {
-        if len > want {
-            // SAFETY: the tail past `want` is part of this kept mapping,
-            // which nothing else uses.
-            unsafe { libc::munmap((addr + want) as *mut libc::c_void, len - want) };
-        }
-        return addr as *mut u8;
+        return cut(addr, len, want);
     }
     // SAFETY: `addr` is a kept mapping of `len` bytes that nothing else
     // uses; the kernel moves or grows it whole.
@@ -189,7 +223,7 @@ fn map(size: usize) -> *mut u8 {
 unsafe impl GlobalAlloc for ToolAllocator {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         let p = if mapped(layout) {
-            map_reusing(layout.size())
+            map_reusing(layout.size(), false)
         } else {
             // SAFETY: forwarded with the caller's (non-zero-size) layout.
             unsafe { System.alloc(layout) }
@@ -202,8 +236,7 @@ unsafe impl GlobalAlloc for ToolAllocator {
 
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
         let p = if mapped(layout) {
-            // Fresh anonymous mappings are zero-filled; kept ones are not.
-            map(layout.size())
+            map_reusing(layout.size(), true)
         } else {
             // SAFETY: forwarded with the caller's (non-zero-size) layout.
             unsafe { System.alloc_zeroed(layout) }
@@ -238,6 +271,24 @@ unsafe impl GlobalAlloc for ToolAllocator {
             // SAFETY: `ptr` came from `System` with `layout`.
             (false, false) => unsafe { System.realloc(ptr, layout, new_size) },
             (true, true) => {
+                // Growing into a kept block copies resident bytes instead
+                // of faulting in the new pages; the old block is kept.
+                let want = pages(new_size);
+                let kept = (want > pages(layout.size()))
+                    .then(|| cache().take(want, false))
+                    .flatten();
+                if let Some((addr, len)) = kept {
+                    let p = cut(addr, len, want);
+                    // SAFETY: `ptr` holds `layout.size()` bytes, the kept
+                    // block more, and they are distinct mappings; the old
+                    // one is freed with its layout.
+                    unsafe {
+                        std::ptr::copy_nonoverlapping(ptr, p, layout.size());
+                        self.dealloc(ptr, layout);
+                    }
+                    grew(new_size);
+                    return p;
+                }
                 // SAFETY: `ptr` is a mapping of `layout.size()` bytes made
                 // by `map` or `map_reusing`; the kernel moves or resizes it
                 // whole.

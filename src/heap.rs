@@ -126,7 +126,7 @@ impl Cache {
             let Some(smallest) = smallest else {
                 return false;
             };
-            let (old, old_len) = std::mem::replace(&mut self.blocks[smallest], (0, 0));
+            let (old, old_len) = std::mem::take(&mut self.blocks[smallest]);
             self.bytes -= old_len;
             // SAFETY: a kept mapping of `old_len` bytes that nothing uses,
             // now out of the cache.
@@ -144,7 +144,7 @@ impl Cache {
             .min_by_key(|(_, (_, l))| *l)
             .or_else(|| kept.filter(|_| or_shorter).max_by_key(|(_, (_, l))| *l))
             .map(|(i, _)| i)?;
-        let block = std::mem::replace(&mut self.blocks[best], (0, 0));
+        let block = std::mem::take(&mut self.blocks[best]);
         self.bytes -= block.1;
         Some(block)
     }

@@ -16,9 +16,10 @@
 //! cost a page fault per page on first touch (in the window pipeline
 //! benchmark, about 40% of staging and finalising), so up to
 //! [`CACHE_BYTES`] of freed blocks are kept mapped and handed to the next
-//! large allocation: a bound of its own, so what stays resident does not
-//! grow with windows. Valgrind's leak check sees these blocks as mappings,
-//! not heap blocks.
+//! large allocation: a bound of its own, and all are given back before
+//! windows are taken ([`give_back_kept`]), so no window's peak sits on top
+//! of blocks kept from the last. Valgrind's leak check sees these blocks as
+//! mappings, not heap blocks.
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Mutex;

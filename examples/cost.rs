@@ -15,8 +15,8 @@
 //! seconds of the whole process (every thread, user + system), peak RSS,
 //! and for `tool` the dispatches, the tool's heap (live bytes with the
 //! window open and every record delivered; peak) and per window its CPU
-//! seconds, the CPU seconds finishing and writing took on this thread, and
-//! the live heap after it. scripts/bench-cost.sh runs it and prints the ratios.
+//! seconds, the CPU seconds and minor page faults finishing and writing
+//! took on this thread, and the live heap after it. scripts/bench-cost.sh runs it and prints the ratios.
 use kineto_rocm::heap;
 use rocprofiler_sim::host::Simulator;
 use rocprofiler_sim::options::RunOptions;
@@ -34,6 +34,16 @@ fn thread_cpu() -> f64 {
     t.tv_sec as f64 + t.tv_nsec as f64 / 1e9
 }
 
+/// Minor page faults this thread has taken: the kernel's share of touching
+/// fresh memory, counted exactly where CPU time on a shared machine is not.
+fn thread_faults() -> u64 {
+    let mut u = std::mem::MaybeUninit::<libc::rusage>::zeroed();
+    // SAFETY: getrusage writes one rusage through a valid pointer.
+    unsafe { libc::getrusage(libc::RUSAGE_THREAD, u.as_mut_ptr()) };
+    // SAFETY: initialised by getrusage (and zeroed before).
+    unsafe { u.assume_init() }.ru_minflt as u64
+}
+
 /// (user and system CPU seconds of every thread so far, peak RSS in KiB).
 fn usage() -> (f64, f64, u64) {
     let mut u = std::mem::MaybeUninit::<libc::rusage>::zeroed();
@@ -49,6 +59,8 @@ struct Window {
     cpu_s: f64,
     finish_s: f64,
     write_s: f64,
+    /// Page faults finishing and writing took on this thread.
+    faults: u64,
     heap_after: usize,
 }
 
@@ -93,12 +105,14 @@ fn main() {
                 cpu_s: u1 + s1 - u0 - s0,
                 finish_s: 0.0,
                 write_s: 0.0,
+                faults: 0,
                 heap_after: 0,
             });
             continue;
         }
         let open_heap = heap::usage().live;
         kineto_rocm::session::stop_collection().unwrap_or_else(|e| fail("stop", e));
+        let faults_before = thread_faults();
         let started = thread_cpu();
         let finished =
             kineto_rocm::session::take_finished_windows().unwrap_or_else(|e| fail("take", e));
@@ -115,6 +129,7 @@ fn main() {
         )
         .unwrap_or_else(|e| fail("write", e));
         let write_s = thread_cpu() - started;
+        let faults = thread_faults() - faults_before;
         drop(finished);
         let _ = std::fs::remove_file(Path::new(&file));
         let (u1, s1, _) = usage();
@@ -122,6 +137,7 @@ fn main() {
             cpu_s: u1 + s1 - u0 - s0,
             finish_s,
             write_s,
+            faults,
             heap_after: heap::usage().live,
         });
     }
@@ -131,8 +147,8 @@ fn main() {
         .iter()
         .map(|w| {
             format!(
-                "{{\"cpu_s\": {:.4}, \"finish_s\": {:.4}, \"write_s\": {:.4}, \"heap_after\": {}}}",
-                w.cpu_s, w.finish_s, w.write_s, w.heap_after
+                "{{\"cpu_s\": {:.4}, \"finish_s\": {:.4}, \"write_s\": {:.4}, \"faults\": {}, \"heap_after\": {}}}",
+                w.cpu_s, w.finish_s, w.write_s, w.faults, w.heap_after
             )
         })
         .collect();

@@ -10,17 +10,40 @@
 # run with the least CPU counts.
 #   scripts/bench-cost.sh [WINDOWS [REPS]]   (WINDOWS default 1; 10 shows
 #                         whether CPU and the tool's heap stay flat per window)
+#   BASELINE=REV scripts/bench-cost.sh ...  also builds commit REV (from git
+#                         archive, in target/baseline) and runs its two tool
+#                         modes in the same rounds, so before and after are
+#                         measured side by side on this shared machine.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 windows="${1:-1}"
 reps="${2:-3}"
+target="${CARGO_TARGET_DIR:-target}"
 # Two commands: with --example, cargo would build only the example and
 # leave target/release/librocprofiler_sim.so (what the example loads) stale.
 cargo build --release -q -p rocprofiler-sim
 cargo build --release -q -p kineto-rocm --example cost
-bin="${CARGO_TARGET_DIR:-target}/release/examples/cost"
+bin="$target/release/examples/cost"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
+base_bin=""
+if [ -n "${BASELINE:-}" ]; then
+  base_src="$target/baseline/src"
+  base_rev=$(git rev-parse --short "$BASELINE")
+  # git archive stamps files with the commit's time, which can be older
+  # than the last baseline build: cargo would take that build as fresh. So
+  # a new revision's files are stamped now, and a revision already there
+  # is left as it was.
+  if [ "$(cat "$target/baseline/rev" 2>/dev/null)" != "$base_rev" ]; then
+    rm -rf "$base_src" && mkdir -p "$base_src"
+    git archive "$BASELINE" | tar -x -m -C "$base_src"
+    echo "$base_rev" >"$target/baseline/rev"
+  fi
+  (cd "$base_src" && export CARGO_TARGET_DIR="$(cd ../ && pwd)" &&
+    cargo build --release -q -p rocprofiler-sim &&
+    cargo build --release -q -p kineto-rocm --example cost)
+  base_bin="$target/baseline/release/examples/cost"
+fi
 python3 - tests/workloads/graph-32x200.json "$work/graph-32x1m.json" <<'PY'
 import json, sys
 w = json.load(open(sys.argv[1]))
@@ -35,8 +58,31 @@ for rep in $(seq "$reps"); do
   KINETO_ROCM_DISABLE_GRAPH_ATTRIBUTION=1 \
     "$bin" "$work/graph-32x1m.json" tool "$windows" "$work" >"$work/off.$rep.json"
   "$bin" "$work/graph-32x1m.json" tool "$windows" "$work" >"$work/on.$rep.json"
+  if [ -n "$base_bin" ]; then
+    echo "run $rep of $reps: baseline $base_rev, attribution off, on ..." >&2
+    KINETO_ROCM_DISABLE_GRAPH_ATTRIBUTION=1 \
+      "$base_bin" "$work/graph-32x1m.json" tool "$windows" "$work" >"$work/base-off.$rep.json"
+    "$base_bin" "$work/graph-32x1m.json" tool "$windows" "$work" >"$work/base-on.$rep.json"
+  fi
 done
 echo "commit: $(git rev-parse --short HEAD)$(git diff --quiet HEAD || echo ' (with local changes)')"
+if [ -n "$base_bin" ]; then
+  python3 - "$work" "$base_rev" <<'PY'
+import json, sys, glob
+cpu = lambda r: r["user_s"] + r["sys_s"]
+least = lambda mode: min((json.load(open(f)) for f in glob.glob(f"{sys.argv[1]}/{mode}.*.json")), key=cpu)
+none, n = least("none"), least("on")["dispatches"]
+f = lambda r, k: sum(w[k] for w in r["windows"]) / n * 1e6
+for label, prefix in ((f"baseline {sys.argv[2]}", "base-"), ("this tree", "")):
+    off, on = least(prefix + "off"), least(prefix + "on")
+    assert off["dispatches"] == on["dispatches"] == n, "every run sees every dispatch"
+    print(f"{label}: tool with attribution off +{(cpu(off) - cpu(none)) / n * 1e6:.2f} us, "
+          f"on +{(cpu(on) - cpu(none)) / n * 1e6:.2f} us per dispatch; finishing "
+          f"{f(off, 'finish_s'):.2f} / {f(on, 'finish_s'):.2f} us, writing {f(off, 'write_s'):.2f} / {f(on, 'write_s'):.2f} us (off / on)"
+          + "".join(f"; page faults finishing and writing, {m}: {sum(w['faults'] for w in r['windows'])}"
+                    for m, r in (("off", off), ("on", on)) if "faults" in r["windows"][0]))
+PY
+fi
 python3 - "$work" <<'PY'
 import json, sys
 import glob
@@ -55,7 +101,9 @@ print(f"CPU per dispatch, whole process: no tool {cpu(none) / n * 1e6:.2f} us (t
 for name, r in (("off", off), ("on", on)):
     finish = sum(w["finish_s"] for w in r["windows"]) / n * 1e6
     write = sum(w["write_s"] for w in r["windows"]) / n * 1e6
-    print(f"  attribution {name}: of which finishing windows {finish:.2f} us, writing traces {write:.2f} us per dispatch")
+    faults = sum(w["faults"] for w in r["windows"])
+    print(f"  attribution {name}: of which finishing windows {finish:.2f} us, writing traces {write:.2f} us per dispatch "
+          f"({faults} minor page faults on that thread)")
 print(f"tool heap per dispatch with the window open: attribution off {off['held_bytes_per_dispatch']} B, "
       f"on {on['held_bytes_per_dispatch']} B (goal: at most 100)")
 print(f"tool heap peak (finishing and writing a window): off {off['tool_peak_bytes'] / 2**20:.0f} MiB, "

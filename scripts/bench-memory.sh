@@ -7,10 +7,26 @@
 # both and the ratio, and exits 1 if ten windows take more than 1.05 times
 # the memory of one (issue 14's goal; a leak per window grows far past
 # it). Traces go to a temporary directory, removed after.
+# BASELINE=REV scripts/bench-memory.sh also builds commit REV (git archive
+# into target/baseline, as scripts/bench-cost.sh does) and measures it the
+# same way first, for before/after figures from one session.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+target="${CARGO_TARGET_DIR:-target}"
 cargo build --release -q -p kineto-rocm-cli -p kineto-rocm -p rocprofiler-sim
-bin="${CARGO_TARGET_DIR:-target}/release/kineto-rocm"
+bin="$target/release/kineto-rocm"
+if [ -n "${BASELINE:-}" ]; then
+  base_src="$target/baseline/src"
+  base_rev=$(git rev-parse --short "$BASELINE")
+  # Stamped now when new: see scripts/bench-cost.sh.
+  if [ "$(cat "$target/baseline/rev" 2>/dev/null)" != "$base_rev" ]; then
+    rm -rf "$base_src" && mkdir -p "$base_src"
+    git archive "$BASELINE" | tar -x -m -C "$base_src"
+    echo "$base_rev" >"$target/baseline/rev"
+  fi
+  (cd "$base_src" && CARGO_TARGET_DIR="$(cd ../ && pwd)" \
+    cargo build --release -q -p kineto-rocm-cli -p kineto-rocm -p rocprofiler-sim)
+fi
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 python3 - "$work/graph-1m.json" <<'PY'
@@ -23,12 +39,21 @@ json.dump({"sdk_version": "1.3.0", "devices": 1, "graphs": [{"name": "g", "nodes
                                                 {"destroy": {"exec": "e"}}]}]}, open(sys.argv[1], "w"))
 PY
 peak() { /usr/bin/time -f "%M" "$@" 2>&1 >/dev/null | tail -1; }
-echo "1M dispatches, one window ..." >&2
-one=$(peak "$bin" run --workload "$work/graph-1m.json" --virtual-time --out "$work/one.json")
-rm -f "$work"/one*.json
-echo "10M dispatches, ten windows of 1M ..." >&2
-ten=$(peak "$bin" run --workload "$work/graph-1m.json" --virtual-time --steps 10 \
-      --profile-steps 0,1,2,3,4,5,6,7,8,9 --trace-per-window --out "$work/ten.json")
+measure() { # BINARY: sets one and ten
+  echo "1M dispatches, one window ..." >&2
+  one=$(peak "$1" run --workload "$work/graph-1m.json" --virtual-time --out "$work/one.json")
+  rm -f "$work"/one*.json
+  echo "10M dispatches, ten windows of 1M ..." >&2
+  ten=$(peak "$1" run --workload "$work/graph-1m.json" --virtual-time --steps 10 \
+        --profile-steps 0,1,2,3,4,5,6,7,8,9 --trace-per-window --out "$work/ten.json")
+  rm -f "$work"/ten*.json
+}
+if [ -n "${BASELINE:-}" ]; then
+  measure "$target/baseline/release/kineto-rocm"
+  echo "baseline $base_rev: peak RSS $((one / 1024)) MiB in 1 window, $((ten / 1024)) MiB in 10 windows," \
+    "ratio $(python3 -c "print(f'{$ten / $one:.2f}')")"
+fi
+measure "$bin"
 echo "commit: $(git rev-parse --short HEAD)$(git diff --quiet HEAD || echo ' (with local changes)')"
 echo "peak RSS, 1M dispatches in 1 window:   $((one / 1024)) MiB"
 echo "peak RSS, 10M dispatches in 10 windows: $((ten / 1024)) MiB"

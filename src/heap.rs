@@ -9,21 +9,33 @@
 //! same blocks come from its heaps and per-thread arenas, where freed space
 //! stays resident and fragments: peak RSS grew from 490 to 535 MiB over ten
 //! 1M-dispatch windows whose live heap peaked at the same 396 MiB
-//! (examples/cost.rs). Mapping blocks of 1 MiB and more ourselves gives them
+//! (examples/cost.rs). Mapping blocks of 256 KiB and more ourselves gives them
 //! back on free, in every window alike. This is the tool library's
 //! `#[global_allocator]`, so it governs only the tool's Rust code: the
-//! process's own malloc and its settings are left alone. The price: a
-//! window's large blocks are fresh pages each time (page faults the system
-//! allocator's reuse would have spared), and valgrind's leak check sees
-//! them as mappings, not heap blocks.
+//! process's own malloc and its settings are left alone. Fresh mappings
+//! cost a page fault per page on first touch (in the window pipeline
+//! benchmark, about 40% of staging and finalising), so up to
+//! [`CACHE_BYTES`] of freed blocks are kept mapped and handed to the next
+//! large allocation: a bound of its own, and all are given back before
+//! windows are taken ([`give_back_kept`]), so no window's peak sits on top
+//! of blocks kept from the last. Valgrind's leak check sees these blocks as
+//! mappings, not heap blocks.
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Mutex;
 
 /// Blocks from this size on are mapped; below it the system allocator's
-/// bins serve them well.
-const MAPPED_FROM: usize = 1 << 20;
+/// bins serve them well. A 100k-record window's columns are blocks of
+/// 800 KB: below 1 MiB, glibc served them from the top of its heap and
+/// trimmed it again on free, so each window faulted them in afresh.
+const MAPPED_FROM: usize = 256 << 10;
 /// mmap aligns to pages; larger alignments go to the system allocator.
 const PAGE: usize = 4096;
+/// Freed mapped bytes kept for reuse, at most: small against a window's
+/// peak (hundreds of MiB at 1M dispatches), enough for a 100k-record
+/// window's large blocks.
+const CACHE_BYTES: usize = 64 << 20;
+const CACHE_SLOTS: usize = 64;
 
 pub struct ToolAllocator;
 
@@ -74,6 +86,136 @@ fn mapped(layout: Layout) -> bool {
     layout.size() >= MAPPED_FROM && layout.align() <= PAGE
 }
 
+/// The length of the mapping that serves `size` bytes.
+fn pages(size: usize) -> usize {
+    size.div_ceil(PAGE) * PAGE
+}
+
+/// Freed mappings, as (address, length); length 0 is an empty slot.
+struct Cache {
+    blocks: [(usize, usize); CACHE_SLOTS],
+    bytes: usize,
+}
+
+static CACHE: Mutex<Cache> = Mutex::new(Cache {
+    blocks: [(0, 0); CACHE_SLOTS],
+    bytes: 0,
+});
+
+impl Cache {
+    /// Keeps a freed mapping, making room by giving back smaller kept ones
+    /// (a large block spares more faults than a small one); `false` when it
+    /// is not kept.
+    fn put(&mut self, addr: usize, len: usize) -> bool {
+        if len > CACHE_BYTES {
+            return false;
+        }
+        loop {
+            let free_slot = self.blocks.iter().position(|(_, l)| *l == 0);
+            if let (Some(slot), true) = (free_slot, len <= CACHE_BYTES - self.bytes) {
+                self.blocks[slot] = (addr, len);
+                self.bytes += len;
+                return true;
+            }
+            let smallest = self
+                .blocks
+                .iter()
+                .enumerate()
+                .filter(|(_, (_, l))| *l > 0 && *l < len)
+                .min_by_key(|(_, (_, l))| *l)
+                .map(|(i, _)| i);
+            let Some(smallest) = smallest else {
+                return false;
+            };
+            let (old, old_len) = std::mem::take(&mut self.blocks[smallest]);
+            self.bytes -= old_len;
+            // SAFETY: a kept mapping of `old_len` bytes that nothing uses,
+            // now out of the cache.
+            unsafe { libc::munmap(old as *mut libc::c_void, old_len) };
+        }
+    }
+
+    /// The smallest kept mapping of at least `len` bytes, else (when
+    /// `or_shorter`) the largest.
+    fn take(&mut self, len: usize, or_shorter: bool) -> Option<(usize, usize)> {
+        let kept = self.blocks.iter().enumerate().filter(|(_, (_, l))| *l > 0);
+        let best = kept
+            .clone()
+            .filter(|(_, (_, l))| *l >= len)
+            .min_by_key(|(_, (_, l))| *l)
+            .or_else(|| kept.filter(|_| or_shorter).max_by_key(|(_, (_, l))| *l))
+            .map(|(i, _)| i)?;
+        let block = std::mem::take(&mut self.blocks[best]);
+        self.bytes -= block.1;
+        Some(block)
+    }
+}
+
+/// Gives every kept block back to the kernel. Called before windows are
+/// taken (finished): reuse pays within a window's staging, finishing and
+/// writing, but blocks kept since the last window would otherwise stay
+/// resident on top of this window's own peak, so ten windows would peak
+/// higher than one.
+pub fn give_back_kept() {
+    let mut cache = cache();
+    for (addr, len) in &mut cache.blocks {
+        if *len > 0 {
+            // SAFETY: a kept mapping of `len` bytes that nothing uses, taken
+            // out of the cache under its lock.
+            unsafe { libc::munmap(*addr as *mut libc::c_void, *len) };
+            *len = 0;
+        }
+    }
+    cache.bytes = 0;
+}
+
+fn cache() -> std::sync::MutexGuard<'static, Cache> {
+    // Every update is complete before anything can panic; a poisoned lock
+    // holds a consistent cache.
+    CACHE
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// A kept mapping of `len` bytes cut to `want` (at most `len`).
+fn cut(addr: usize, len: usize, want: usize) -> *mut u8 {
+    if len > want {
+        // SAFETY: the tail past `want` is part of this kept mapping, which
+        // nothing else uses.
+        unsafe { libc::munmap((addr + want) as *mut libc::c_void, len - want) };
+    }
+    addr as *mut u8
+}
+
+/// A mapping for `size` bytes, reusing a kept one when there is one: cut
+/// to length if longer, grown (its resident pages kept) if shorter. With
+/// `zeroed`, a kept block's old bytes are cleared: writing resident pages
+/// costs less than faulting in fresh zero pages.
+fn map_reusing(size: usize, zeroed: bool) -> *mut u8 {
+    let want = pages(size);
+    let Some((addr, len)) = cache().take(want, true) else {
+        return map(size);
+    };
+    if zeroed {
+        // SAFETY: the first `min(len, want)` bytes are this kept mapping's,
+        // which nothing else uses; pages added by growing it are fresh.
+        unsafe { std::ptr::write_bytes(addr as *mut u8, 0, len.min(want)) };
+    }
+    if len >= want {
+        return cut(addr, len, want);
+    }
+    // SAFETY: `addr` is a kept mapping of `len` bytes that nothing else
+    // uses; the kernel moves or grows it whole.
+    let p = unsafe { libc::mremap(addr as *mut libc::c_void, len, want, libc::MREMAP_MAYMOVE) };
+    if p == libc::MAP_FAILED {
+        // SAFETY: as above; the mapping is left unchanged on failure.
+        unsafe { libc::munmap(addr as *mut libc::c_void, len) };
+        map(size)
+    } else {
+        p.cast()
+    }
+}
+
 fn map(size: usize) -> *mut u8 {
     // SAFETY: an anonymous private mapping at an address the kernel picks;
     // no existing memory is touched.
@@ -100,7 +242,7 @@ fn map(size: usize) -> *mut u8 {
 unsafe impl GlobalAlloc for ToolAllocator {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         let p = if mapped(layout) {
-            map(layout.size())
+            map_reusing(layout.size(), false)
         } else {
             // SAFETY: forwarded with the caller's (non-zero-size) layout.
             unsafe { System.alloc(layout) }
@@ -113,8 +255,7 @@ unsafe impl GlobalAlloc for ToolAllocator {
 
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
         let p = if mapped(layout) {
-            // Anonymous mappings are zero-filled.
-            map(layout.size())
+            map_reusing(layout.size(), true)
         } else {
             // SAFETY: forwarded with the caller's (non-zero-size) layout.
             unsafe { System.alloc_zeroed(layout) }
@@ -128,9 +269,13 @@ unsafe impl GlobalAlloc for ToolAllocator {
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
         shrank(layout.size());
         if mapped(layout) {
-            // SAFETY: `ptr` is a mapping of exactly `layout.size()` bytes
-            // made by `map` (same size test), no longer used by the caller.
-            unsafe { libc::munmap(ptr.cast(), layout.size()) };
+            if !cache().put(ptr as usize, pages(layout.size())) {
+                // SAFETY: `ptr` is a mapping of exactly `layout.size()`
+                // bytes (rounded up to pages) made by `map` or
+                // `map_reusing` (same size test), no longer used by the
+                // caller.
+                unsafe { libc::munmap(ptr.cast(), layout.size()) };
+            }
         } else {
             // SAFETY: `ptr` came from `System` with this layout.
             unsafe { System.dealloc(ptr, layout) }
@@ -145,8 +290,27 @@ unsafe impl GlobalAlloc for ToolAllocator {
             // SAFETY: `ptr` came from `System` with `layout`.
             (false, false) => unsafe { System.realloc(ptr, layout, new_size) },
             (true, true) => {
+                // Growing into a kept block copies resident bytes instead
+                // of faulting in the new pages; the old block is kept.
+                let want = pages(new_size);
+                let kept = (want > pages(layout.size()))
+                    .then(|| cache().take(want, false))
+                    .flatten();
+                if let Some((addr, len)) = kept {
+                    let p = cut(addr, len, want);
+                    // SAFETY: `ptr` holds `layout.size()` bytes, the kept
+                    // block more, and they are distinct mappings; the old
+                    // one is freed with its layout.
+                    unsafe {
+                        std::ptr::copy_nonoverlapping(ptr, p, layout.size());
+                        self.dealloc(ptr, layout);
+                    }
+                    grew(new_size);
+                    return p;
+                }
                 // SAFETY: `ptr` is a mapping of `layout.size()` bytes made
-                // by `map`; the kernel moves or resizes it whole.
+                // by `map` or `map_reusing`; the kernel moves or resizes it
+                // whole.
                 let p = unsafe {
                     libc::mremap(ptr.cast(), layout.size(), new_size, libc::MREMAP_MAYMOVE)
                 };
@@ -210,5 +374,23 @@ mod tests {
         assert!(v.iter().enumerate().all(|(i, x)| *x == pattern(i)));
         let zeroed = vec![0u64; MAPPED_FROM];
         assert!(zeroed.iter().all(|x| *x == 0));
+    }
+
+    #[test]
+    fn kept_blocks_serve_shorter_and_longer_requests_whole() {
+        // Freed, each block is kept; the next one is cut from it or grown
+        // from it. Every byte of it must be its own and writable.
+        let block = |mib: usize, salt: u8| -> Vec<u8> {
+            let mut v = Vec::with_capacity(mib * MAPPED_FROM);
+            v.extend((0..mib * MAPPED_FROM).map(|i| i as u8 ^ salt));
+            v
+        };
+        for (first, second) in [(6, 2), (2, 6), (3, 3)] {
+            drop(block(first, 0));
+            let b = block(second, 1);
+            let c = block(second, 2);
+            assert!(b.iter().enumerate().all(|(i, x)| *x == i as u8 ^ 1));
+            assert!(c.iter().enumerate().all(|(i, x)| *x == i as u8 ^ 2));
+        }
     }
 }

@@ -37,6 +37,8 @@ pub fn stop_collection() -> Result<(), ToolError> {
 
 /// Waits (bounded) for the stopped windows to complete and hands them over.
 pub fn take_finished_windows() -> Result<Vec<FinishedWindow>, ToolError> {
+    // Finishing peaks from the window's own memory, as the first did.
+    crate::heap::give_back_kept();
     match (tool::get(), configure::known_unavailable()) {
         (Some(tool), _) => Ok(tool.take_finished_windows()),
         (None, Some(why)) => Err(ToolError::Unavailable(why.to_string())),

@@ -17,9 +17,14 @@ use crate::vocabulary::{self as vocab, name, MetadataKey as K};
 use crate::window::{
     Blit, CopyActivity, FinishedWindow, GpuRef, GraphNode, KernelActivity, SyncKind,
 };
-use activity_store::CopyDirection;
+use activity_store::{BuildCorrelationHasher, CopyDirection};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::io::{self, Write};
+
+/// Maps and sets looked up once per event: ids, lanes and correlations are
+/// ours or the SDK's, not attacker input, so SipHash buys nothing here.
+type FastMap<K, V> = HashMap<K, V, BuildCorrelationHasher>;
+type FastSet<T> = HashSet<T, BuildCorrelationHasher>;
 
 /// CPU threads are drawn in one process lane, after the devices.
 const HOST_PID: u64 = 1_000_000;
@@ -30,20 +35,43 @@ const DEPENDENCY_FLOW_BASE: u64 = 0x2000_0000;
 /// A (pid, tid) row: a stream, a graph branch of a stream, a stream-less
 /// kernel's HSA queue, a device's stream-less copies or device-wide syncs,
 /// or a CPU thread.
-#[derive(Clone)]
+#[derive(Clone, Copy)]
 struct Lane {
     pid: u64,
     tid: u64,
-    name: String,
+    name: LaneName,
+}
+
+/// A lane's name, formatted only when the lane is first named: every event
+/// finds its lane, but a trace names each lane once.
+#[derive(Clone, Copy)]
+enum LaneName {
+    Unnamed,
+    Stream(u64),
+    Queue(u64),
+    Branch { stream: u64, queue: u64 },
+    Fixed(&'static str),
+}
+
+impl LaneName {
+    fn text(self) -> String {
+        match self {
+            LaneName::Unnamed => String::new(),
+            LaneName::Stream(stream) => vocab::stream_lane_name(stream),
+            LaneName::Queue(queue) => vocab::queue_lane_name(queue),
+            LaneName::Branch { stream, queue } => vocab::branch_lane_name(stream, queue),
+            LaneName::Fixed(name) => name.to_string(),
+        }
+    }
 }
 
 /// Lane ids and names, stable across the windows of one trace.
 #[derive(Default)]
 struct Lanes {
     /// (device, queue) -> tid.
-    queues: HashMap<(u64, u64), u64>,
+    queues: FastMap<(u64, u64), u64>,
     /// (device, stream, queue) -> tid.
-    branches: HashMap<(u64, u64, u64), u64>,
+    branches: FastMap<(u64, u64, u64), u64>,
 }
 
 impl Lanes {
@@ -51,33 +79,41 @@ impl Lanes {
         Lane {
             pid: device,
             tid: stream,
-            name: vocab::stream_lane_name(stream),
+            name: LaneName::Stream(stream),
         }
     }
 
     fn queue(&mut self, device: u64, queue: u64) -> Lane {
-        let next = self.queues.keys().filter(|(d, _)| *d == device).count() as u64;
-        let tid = *self
-            .queues
-            .entry((device, queue))
-            .or_insert(u64::from(vocab::QUEUE_LANE_BASE) + next);
+        let tid = match self.queues.get(&(device, queue)) {
+            Some(&tid) => tid,
+            None => {
+                let next = self.queues.keys().filter(|(d, _)| *d == device).count() as u64;
+                let tid = u64::from(vocab::QUEUE_LANE_BASE) + next;
+                self.queues.insert((device, queue), tid);
+                tid
+            }
+        };
         Lane {
             pid: device,
             tid,
-            name: vocab::queue_lane_name(queue),
+            name: LaneName::Queue(queue),
         }
     }
 
     fn branch(&mut self, device: u64, stream: u64, queue: u64) -> Lane {
-        let next = self.branches.keys().filter(|(d, ..)| *d == device).count() as u64;
-        let tid = *self
-            .branches
-            .entry((device, stream, queue))
-            .or_insert(u64::from(vocab::BRANCH_LANE_BASE) + next);
+        let tid = match self.branches.get(&(device, stream, queue)) {
+            Some(&tid) => tid,
+            None => {
+                let next = self.branches.keys().filter(|(d, ..)| *d == device).count() as u64;
+                let tid = u64::from(vocab::BRANCH_LANE_BASE) + next;
+                self.branches.insert((device, stream, queue), tid);
+                tid
+            }
+        };
         Lane {
             pid: device,
             tid,
-            name: vocab::branch_lane_name(stream, queue),
+            name: LaneName::Branch { stream, queue },
         }
     }
 
@@ -97,7 +133,7 @@ impl Lanes {
             None => Lane {
                 pid: device,
                 tid: vocab::COPY_LANE_ID.into(),
-                name: vocab::COPY_LANE_NAME.to_string(),
+                name: LaneName::Fixed(vocab::COPY_LANE_NAME),
             },
         }
     }
@@ -110,7 +146,7 @@ impl Lanes {
             (None, _) => Lane {
                 pid: device,
                 tid: vocab::SYNC_LANE_ID.into(),
-                name: vocab::SYNC_LANE_NAME.to_string(),
+                name: LaneName::Fixed(vocab::SYNC_LANE_NAME),
             },
         }
     }
@@ -119,7 +155,7 @@ impl Lanes {
         Lane {
             pid: HOST_PID,
             tid: thread_id,
-            name: String::new(),
+            name: LaneName::Unnamed,
         }
     }
 }
@@ -136,8 +172,8 @@ struct Launched {
 /// Launches by correlation id: flow arrows and the kernel-launch args of
 /// runtime calls. Work whose launching call is unknown is left out; a blit
 /// kernel shown as a memset or copy is not a kernel launch.
-fn launches_of(window: &FinishedWindow) -> HashMap<u64, Launched> {
-    let mut out: HashMap<u64, Launched> = HashMap::new();
+fn launches_of(window: &FinishedWindow) -> FastMap<u64, Launched> {
+    let mut out: FastMap<u64, Launched> = FastMap::default();
     for (index, kernel) in window.kernels.iter().enumerate() {
         if let Some(correlation) = kernel.correlation {
             let entry = out.entry(correlation).or_default();
@@ -197,7 +233,7 @@ pub fn emit_windows<S: TraceSink>(
     writer: &mut S,
 ) -> io::Result<Emitted> {
     let mut kernels_written = 0;
-    let mut lanes_named: HashSet<(u64, Option<u64>)> = HashSet::new();
+    let mut lanes_named: FastSet<(u64, Option<u64>)> = FastSet::default();
     let mut lanes = Lanes::default();
     let mut summary_lines: Vec<String> = Vec::new();
     let mut next_dependency = DEPENDENCY_FLOW_BASE;
@@ -215,8 +251,10 @@ pub fn emit_windows<S: TraceSink>(
             writer.lane_name(HOST_PID, None, "CPU (HIP runtime)")?;
         }
         let mut name_lane = |writer: &mut S, lane: &Lane| -> io::Result<()> {
-            if !lane.name.is_empty() && lanes_named.insert((lane.pid, Some(lane.tid))) {
-                writer.lane_name(lane.pid, Some(lane.tid), &lane.name)?;
+            if !matches!(lane.name, LaneName::Unnamed)
+                && lanes_named.insert((lane.pid, Some(lane.tid)))
+            {
+                writer.lane_name(lane.pid, Some(lane.tid), &lane.name.text())?;
             }
             Ok(())
         };
@@ -274,15 +312,19 @@ pub fn emit_windows<S: TraceSink>(
                 )?;
             }
         }
-        let mut flows_finished: HashSet<u64> = HashSet::new();
+        let mut flows_finished: FastSet<u64> = FastSet::default();
         let mut kernel_lanes: Vec<Lane> = Vec::with_capacity(window.kernels.len());
+        // One args list for every kernel, cleared each time, not one
+        // allocation per event.
+        let mut args: Vec<(&str, Arg)> = Vec::new();
         for kernel in &window.kernels {
             let device = kernel.device as u64;
             let lane = lanes.kernel(kernel);
             name_lane(writer, &lane)?;
             let name_of_kernel = kernel_name(kernel.name_index);
             let symbol = kernel_symbol(kernel.name_index);
-            let mut args: Vec<(&str, Arg)> = vec![(name(K::Device), Arg::Int(device))];
+            args.clear();
+            args.push((name(K::Device), Arg::Int(device)));
             if let Some(stream) = kernel.stream {
                 args.push((name(K::Stream), Arg::Int(stream)));
             }
@@ -556,7 +598,7 @@ pub fn emit_windows<S: TraceSink>(
             let end_of = |r: GpuRef, source: bool| -> Option<(Lane, u64)> {
                 let (lane, start, end) = match r {
                     GpuRef::Kernel(i) => (
-                        kernel_lanes.get(i)?.clone(),
+                        *kernel_lanes.get(i)?,
                         window.kernels[i].start_ns,
                         window.kernels[i].end_ns,
                     ),
@@ -565,7 +607,7 @@ pub fn emit_windows<S: TraceSink>(
                         (Lanes::copy(c), c.start_ns, c.end_ns)
                     }
                     GpuRef::HostFn(i) => (
-                        host_lanes.get(i)?.clone(),
+                        *host_lanes.get(i)?,
                         window.host_functions[i].start_ns,
                         window.host_functions[i].end_ns,
                     ),
@@ -599,7 +641,7 @@ pub fn emit_windows<S: TraceSink>(
             let lane = Lane {
                 pid: HOST_PID,
                 tid: vocab::OVERHEAD_TID.into(),
-                name: vocab::OVERHEAD_LANE_NAME.to_string(),
+                name: LaneName::Fixed(vocab::OVERHEAD_LANE_NAME),
             };
             name_lane(writer, &lane)?;
             for o in &window.overheads {

@@ -1,27 +1,41 @@
-//! A fast hasher for correlation-id keys.
+//! A fast hasher for correlation-id keys, and for the tool's other
+//! per-record maps of integer keys (ids, handles, lanes).
 //!
 //! Correlation ids are process-local sequential integers chosen by the SDK,
 //! not attacker input, so the DoS resistance of the standard SipHash buys
 //! nothing here while it costs on every join lookup at finalisation. One
 //! multiply by an odd constant spreads sequential ids over the high bits
-//! that hashbrown reads.
+//! that hashbrown reads; folding the high half into the low one keeps
+//! aligned keys (queue handles, addresses) from sharing their low bits.
 
 use std::hash::{BuildHasherDefault, Hasher};
 
-#[derive(Default, Clone, Copy)]
-pub(crate) struct CorrelationHasher(u64);
+#[derive(Default, Clone, Copy, Debug)]
+pub struct CorrelationHasher(u64);
 
 impl Hasher for CorrelationHasher {
     fn finish(&self) -> u64 {
-        self.0
+        self.0 ^ (self.0 >> 32)
     }
 
     fn write(&mut self, bytes: &[u8]) {
-        // Only reached for non-u64 keys, which this crate does not use;
-        // kept correct anyway.
+        // Only reached for keys other than integers (strings, slices); kept
+        // correct, not fast.
         for &byte in bytes {
             self.write_u64(u64::from(byte));
         }
+    }
+
+    fn write_u8(&mut self, value: u8) {
+        self.write_u64(value.into());
+    }
+
+    fn write_u32(&mut self, value: u32) {
+        self.write_u64(value.into());
+    }
+
+    fn write_usize(&mut self, value: usize) {
+        self.write_u64(value as u64);
     }
 
     fn write_u64(&mut self, value: u64) {
@@ -29,4 +43,4 @@ impl Hasher for CorrelationHasher {
     }
 }
 
-pub(crate) type BuildCorrelationHasher = BuildHasherDefault<CorrelationHasher>;
+pub type BuildCorrelationHasher = BuildHasherDefault<CorrelationHasher>;

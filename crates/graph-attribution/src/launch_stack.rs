@@ -271,18 +271,33 @@ pub(crate) fn pop(
 /// no attributed launch.
 #[inline]
 pub(crate) fn credit_dispatch(owner: u64) -> Result<u64, Anomaly> {
+    // Two early returns rather than one `&&`: LLVM then branches on each
+    // compare instead of materialising both with setcc (three instructions
+    // fewer per dispatch under callgrind).
     let fast = HOT.try_with(|h| {
+        if h.owner.get() != owner {
+            return None;
+        }
         let key = h.key.get();
         // The key's low half is the ordinal; u32::MAX (`end`) goes the
         // slow way, which marks the frame exhausted.
-        (h.owner.get() == owner && key < h.end.get()).then(|| {
-            h.key.set(key + 1);
-            key
-        })
+        if key >= h.end.get() {
+            return None;
+        }
+        h.key.set(key + 1);
+        Some(key)
     });
-    if let Ok(Some(key)) = fast {
-        return Ok(key);
+    match fast {
+        Ok(Some(key)) => Ok(key),
+        _ => credit_dispatch_slow(owner),
     }
+}
+
+/// [`credit_dispatch`] when the hot key cannot answer: outside a launch, an
+/// unattributed or too-deep launch, or the ordinal counter's last value.
+#[cold]
+#[inline(never)]
+fn credit_dispatch_slow(owner: u64) -> Result<u64, Anomaly> {
     with_stack(|stack| {
         let depth = stack.depth_for(owner);
         if depth == 0 || depth > STACK_CAPACITY {

@@ -20,6 +20,7 @@
 use super::captures::Captures;
 use super::presence::Presence;
 use super::roles;
+use activity_store::BuildCorrelationHasher;
 use activity_store::{CopyDirection, FinalisedWindow};
 use dashmap::DashMap;
 use graph_attribution::{
@@ -95,11 +96,11 @@ pub struct Attribution {
     structure: GraphStructure,
     captures: Captures,
     /// Host stub -> kernel id (HOST_KERNEL_SYMBOL_REGISTER).
-    stubs: RwLock<HashMap<u64, u64>>,
+    stubs: RwLock<FastMap<u64, u64>>,
     /// Kernel ids of the runtime's blit kernels, and which kind each is.
-    blits: RwLock<HashMap<u64, BlitKind>>,
+    blits: RwLock<FastMap<u64, BlitKind>>,
     /// Device work of the calls of open windows, by correlation id.
-    works: DashMap<u64, CallWork>,
+    works: DashMap<u64, CallWork, BuildCorrelationHasher>,
     presence: Presence,
     memory: Mutex<SessionMemory>,
     last_correlation_id: AtomicU64,
@@ -128,9 +129,9 @@ impl Attribution {
             tracker: LaunchTracker::new(TrackerConfig::new(identity)),
             structure: GraphStructure::new(),
             captures: Captures::default(),
-            stubs: RwLock::new(HashMap::new()),
-            blits: RwLock::new(HashMap::new()),
-            works: DashMap::new(),
+            stubs: RwLock::new(FastMap::default()),
+            blits: RwLock::new(FastMap::default()),
+            works: DashMap::default(),
             presence: Presence::default(),
             memory: Mutex::new(SessionMemory::with_assumptions(assumptions_from_env())),
             last_correlation_id: AtomicU64::new(0),
@@ -355,7 +356,7 @@ impl Attribution {
                 end_ns: row.end_ns,
             });
         }
-        let mut works: HashMap<u64, CallWork> = works.into_iter().collect();
+        let mut works: FastMap<u64, CallWork> = works.into_iter().collect();
         let calls: Vec<Call> = window
             .api_calls
             .rows()
@@ -384,7 +385,7 @@ impl Attribution {
 
         // Each call's CPU side, for records linked to another call than the
         // one that processed them.
-        let links: HashMap<u64, CpuSide> = window
+        let links: FastMap<u64, CpuSide> = window
             .api_calls
             .rows()
             .map(|c| {
@@ -438,6 +439,10 @@ fn assumptions_from_env() -> Assumptions {
     assumptions
 }
 
+/// Maps looked up per record or per call: keys are the SDK's ids and
+/// handles, not attacker input, so SipHash buys nothing.
+type FastMap<K, V> = HashMap<K, V, BuildCorrelationHasher>;
+
 /// A call's CPU side a linked record takes: (default External id, user
 /// External id, stream).
 type CpuSide = (Option<u64>, Option<u64>, Option<u64>);
@@ -466,7 +471,7 @@ fn fill_keys(columns: activity_store::GraphColumnsMut<'_>, keys: &[KeyVerdict]) 
 fn fill_links(
     columns: activity_store::LinkageColumnsMut<'_>,
     links: &[LinkVerdict],
-    calls: &HashMap<u64, CpuSide>,
+    calls: &FastMap<u64, CpuSide>,
 ) {
     for (i, link) in links.iter().enumerate() {
         let linked = link.correlation_id();

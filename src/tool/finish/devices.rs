@@ -1,10 +1,12 @@
 //! GPUs as kineto lanes: agent handle -> device index + name. Filled from
 //! the SDK's agents (tool/sdk/agents.rs); read when a window is finished.
+use activity_store::BuildCorrelationHasher;
 use std::collections::HashMap;
 
 #[derive(Clone, Debug, Default)]
 pub struct Devices {
-    by_agent: HashMap<u64, (u32, String)>,
+    /// Looked up once per record when a window is finished.
+    by_agent: HashMap<u64, (u32, String), BuildCorrelationHasher>,
 }
 
 impl Devices {

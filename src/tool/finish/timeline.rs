@@ -799,7 +799,7 @@ fn host_functions(
             _ => unbounded += 1,
         }
     }
-    if !cx.links_proven {
+    if !cx.links_proven || !any_launch_ran(cx, |d| matches!(d, NodeDetail::Host { .. })) {
         return unbounded;
     }
     // Graph host nodes: after their present predecessors, before their
@@ -914,7 +914,7 @@ fn graph_event_records(
     calls: &HashMap<u64, CallInfo>,
     cx: &TimelineContext,
 ) -> u64 {
-    if !cx.links_proven {
+    if !cx.links_proven || !any_launch_ran(cx, |d| matches!(d, NodeDetail::EventRecord { .. })) {
         return 0;
     }
     let mut unproven = 0;
@@ -961,6 +961,22 @@ fn graph_event_records(
     }
     out.events.extend(found);
     unproven
+}
+
+/// Whether a graph launch of the window ran a node of the kind `is` picks.
+/// Without one, the passes that look for such nodes per replay find none,
+/// so they skip gathering the replays (a map per launch, every record
+/// placed in it). Launches of one exec share its contents; each is looked
+/// at once in a row.
+fn any_launch_ran(cx: &TimelineContext, is: impl Fn(&NodeDetail) -> bool) -> bool {
+    let mut last: Option<&Arc<ExecContents>> = None;
+    cx.launches.values().any(|exec| {
+        if last.is_some_and(|seen| Arc::ptr_eq(seen, exec)) {
+            return false;
+        }
+        last = Some(exec);
+        exec.nodes.iter().any(|n| is(&n.detail))
+    })
 }
 
 /// Per graph replay (its launch's correlation id), the nodes shown and

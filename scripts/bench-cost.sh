@@ -28,17 +28,7 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 base_bin=""
 if [ -n "${BASELINE:-}" ]; then
-  base_src="$target/baseline/src"
-  base_rev=$(git rev-parse --short "$BASELINE")
-  # git archive stamps files with the commit's time, which can be older
-  # than the last baseline build: cargo would take that build as fresh. So
-  # a new revision's files are stamped now, and a revision already there
-  # is left as it was.
-  if [ "$(cat "$target/baseline/rev" 2>/dev/null)" != "$base_rev" ]; then
-    rm -rf "$base_src" && mkdir -p "$base_src"
-    git archive "$BASELINE" | tar -x -m -C "$base_src"
-    echo "$base_rev" >"$target/baseline/rev"
-  fi
+  . scripts/baseline-source.sh
   (cd "$base_src" && export CARGO_TARGET_DIR="$(cd ../ && pwd)" &&
     cargo build --release -q -p rocprofiler-sim &&
     cargo build --release -q -p kineto-rocm --example cost)

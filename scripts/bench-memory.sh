@@ -16,14 +16,7 @@ target="${CARGO_TARGET_DIR:-target}"
 cargo build --release -q -p kineto-rocm-cli -p kineto-rocm -p rocprofiler-sim
 bin="$target/release/kineto-rocm"
 if [ -n "${BASELINE:-}" ]; then
-  base_src="$target/baseline/src"
-  base_rev=$(git rev-parse --short "$BASELINE")
-  # Stamped now when new: see scripts/bench-cost.sh.
-  if [ "$(cat "$target/baseline/rev" 2>/dev/null)" != "$base_rev" ]; then
-    rm -rf "$base_src" && mkdir -p "$base_src"
-    git archive "$BASELINE" | tar -x -m -C "$base_src"
-    echo "$base_rev" >"$target/baseline/rev"
-  fi
+  . scripts/baseline-source.sh
   (cd "$base_src" && CARGO_TARGET_DIR="$(cd ../ && pwd)" \
     cargo build --release -q -p kineto-rocm-cli -p kineto-rocm -p rocprofiler-sim)
 fi

@@ -954,30 +954,12 @@ mod tests {
     #[test]
     fn the_cxx_face_gets_instance_values_after_the_sums_as_name_value_pairs() {
         let kernel = window::KernelActivity {
-            name_index: 0,
-            device: 0,
-            stream: None,
-            queue: 1,
-            correlation: None,
-            dispatch_id: 1,
-            start_ns: 1,
-            end_ns: 2,
-            grid: [1, 1, 1],
-            block: [1, 1, 1],
-            lds_bytes: 0,
-            scratch_bytes: 0,
-            external_id: None,
-            user_external_id: None,
-            graph: None,
             counters: vec![("GRBM_COUNT".into(), 9.0)],
             counter_instances: vec![
                 ("GRBM_COUNT[XCC=0,INSTANCE=0]".into(), 5.0),
                 ("GRBM_COUNT[XCC=1,INSTANCE=0]".into(), 4.0),
             ],
-            blit: None,
-            branch: None,
-            replay: None,
-            thread_trace: None,
+            ..Default::default()
         };
         let k = ffi::KernelActivity::from(kernel);
         assert_eq!(

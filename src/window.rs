@@ -28,7 +28,7 @@ pub enum Blit {
 }
 
 /// One GPU kernel dispatch.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct KernelActivity {
     /// Index into `FinishedWindow::kernel_names` (demangled) and
     /// `kernel_symbols` (the raw symbol).

@@ -248,6 +248,24 @@ fn validate_json(workload: &str, args: &[&str]) -> serde_json::Value {
     report
 }
 
+/// `validate_report` of `workload` under the job file `jobs`, its trace
+/// kept at `out`, with `extra` arguments.
+fn validate_jobs(
+    workload: &str,
+    jobs: &Path,
+    out: &Path,
+    extra: &[&str],
+) -> (serde_json::Value, String) {
+    let mut args = vec![
+        "--jobs",
+        jobs.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    args.extend_from_slice(extra);
+    validate_report(workload, &args)
+}
+
 /// `kineto-rocm validate --json` of `workload` with `args`: the report and
 /// what was said on stderr.
 fn validate_report(workload: &str, args: &[&str]) -> (serde_json::Value, String) {
@@ -497,16 +515,11 @@ fn kernel_mode_shows_each_selected_dispatch_once_per_pass_and_proves_each() {
     let jobs = jobs.to_str().unwrap();
     for model in ["rocm", "ideal"] {
         let out = scratch(&format!("kernel-replay-{model}.json"));
-        let (v, stderr) = validate_report(
+        let (v, stderr) = validate_jobs(
             "kernel-replay.json",
-            &[
-                "--jobs",
-                jobs,
-                "--submission-model",
-                model,
-                "--out",
-                out.to_str().unwrap(),
-            ],
+            Path::new(jobs),
+            &out,
+            &["--submission-model", model],
         );
         assert!(stderr.contains("kernel replay: each selected eager dispatch runs once per pass"));
         assert_eq!(v["is_clean"], true, "{model}: {v:#}");
@@ -576,15 +589,7 @@ fn kernel_mode_skips_a_group_the_agent_cannot_collect_and_says_so() {
         "job_replay_mode: kernel\njobs:\n  - pmc: [SQ_WAVES]\n    kernel_replay_beta_enabled: true\n    kernel_include_regex: gemm\n  - pmc: [NOT_A_COUNTER]\n  - pmc: [GRBM_COUNT]\n",
     );
     let out = scratch("kernel-replay-skip.json");
-    let (v, stderr) = validate_report(
-        "kernel-replay.json",
-        &[
-            "--jobs",
-            file.to_str().unwrap(),
-            "--out",
-            out.to_str().unwrap(),
-        ],
-    );
+    let (v, stderr) = validate_jobs("kernel-replay.json", &file, &out, &[]);
     assert_eq!(
         stderr
             .matches("skips configured pass 1 (NOT_A_COUNTER): it cannot collect those counters")
@@ -662,16 +667,11 @@ jobs:
     );
     for model in ["rocm", "ideal"] {
         let out = scratch(&format!("iterations-kernel-{model}.json"));
-        let (v, stderr) = validate_report(
+        let (v, stderr) = validate_jobs(
             "kernel-replay.json",
-            &[
-                "--jobs",
-                file.to_str().unwrap(),
-                "--submission-model",
-                model,
-                "--out",
-                out.to_str().unwrap(),
-            ],
+            &file,
+            &out,
+            &["--submission-model", model],
         );
         assert!(stderr.contains("kernel_iteration_range [2-3]"), "{stderr}");
         assert_eq!(v["is_clean"], true, "{model}: {v:#}");
@@ -709,15 +709,7 @@ fn application_mode_counts_only_the_filtered_launches() {
 ",
     );
     let out = scratch("iterations-application.json");
-    let (v, stderr) = validate_report(
-        "kernel-replay.json",
-        &[
-            "--jobs",
-            file.to_str().unwrap(),
-            "--out",
-            out.to_str().unwrap(),
-        ],
-    );
+    let (v, stderr) = validate_jobs("kernel-replay.json", &file, &out, &[]);
     assert!(
         stderr.contains("collecting SQ_WAVES per dispatch"),
         "{stderr}"
@@ -802,15 +794,7 @@ jobs:
 ",
     );
     let out = scratch("sanity.json");
-    let (v, _) = validate_report(
-        "kernel-replay.json",
-        &[
-            "--jobs",
-            file.to_str().unwrap(),
-            "--out",
-            out.to_str().unwrap(),
-        ],
-    );
+    let (v, _) = validate_jobs("kernel-replay.json", &file, &out, &[]);
     assert_eq!(v["is_clean"], true, "{v:#}");
     let trace: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
@@ -859,16 +843,11 @@ fn application_mode_traces_the_selected_dispatches() {
     );
     for model in ["rocm", "ideal"] {
         let out = scratch(&format!("trace-only-{model}.json"));
-        let (v, stderr) = validate_report(
+        let (v, stderr) = validate_jobs(
             "kernel-replay.json",
-            &[
-                "--jobs",
-                file.to_str().unwrap(),
-                "--submission-model",
-                model,
-                "--out",
-                out.to_str().unwrap(),
-            ],
+            &file,
+            &out,
+            &["--submission-model", model],
         );
         assert!(
             stderr.contains("thread trace: every selected dispatch is traced"),
@@ -1082,15 +1061,7 @@ fn a_jobs_pmc_keep_dimensions_asks_for_every_instance() {
         "jobs:\n  - pmc: [SQ_WAVES, GRBM_COUNT]\n    pmc_keep_dimensions: true\n",
     );
     let out = scratch("keep-dimensions.json");
-    let (v, stderr) = validate_report(
-        "two-devices.json",
-        &[
-            "--jobs",
-            file.to_str().unwrap(),
-            "--out",
-            out.to_str().unwrap(),
-        ],
-    );
+    let (v, stderr) = validate_jobs("two-devices.json", &file, &out, &[]);
     assert!(
         stderr.contains("pmc_keep_dimensions"),
         "the plan says so: {stderr}"

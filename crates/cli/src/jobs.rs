@@ -73,6 +73,20 @@ fn filter_env(options: &RunOptions) -> Vec<(&'static str, String)> {
     env
 }
 
+/// What a plan's errors name it by: its job file, or the command line.
+fn source(jobs: &JobPlan) -> String {
+    jobs.file
+        .as_ref()
+        .map_or("the command line".to_string(), |f| f.display().to_string())
+}
+
+/// What an error names a run by: its job, or the command line.
+fn job(run: &counter_jobs::Run) -> String {
+    run.jobs
+        .first()
+        .map_or("the command line".to_string(), |j| format!("jobs[{j}]"))
+}
+
 /// In application mode, the kernel filters every window applies: the tool
 /// reads one filter when it starts, so runs that filter differently are
 /// refused (naming them) rather than filtered alike behind the user's back.
@@ -83,17 +97,9 @@ pub fn application_filter_env(jobs: &JobPlan) -> Result<Vec<(&'static str, Strin
     };
     let first_env = filter_env(&first.options);
     if let Some(other) = runs.iter().find(|r| filter_env(&r.options) != first_env) {
-        let job = |run: &counter_jobs::Run| {
-            run.jobs
-                .first()
-                .map_or("the command line".to_string(), |j| format!("jobs[{j}]"))
-        };
-        let file = jobs
-            .file
-            .as_ref()
-            .map_or("the command line".to_string(), |f| f.display().to_string());
         return Err(format!(
-            "bad counter request in {file}: {} and {} filter kernels differently (kernel_include_regex, kernel_exclude_regex, kernel_iteration_range); each job is a profiler window of one run here, and one run applies one filter: give the jobs the same filter, or run them separately",
+            "bad counter request in {}: {} and {} filter kernels differently (kernel_include_regex, kernel_exclude_regex, kernel_iteration_range); each job is a profiler window of one run here, and one run applies one filter: give the jobs the same filter, or run them separately",
+            source(jobs),
             job(first),
             job(other)
         ));
@@ -149,16 +155,9 @@ pub fn application_thread_trace_env(
         return Ok(None);
     };
     if let Some((other_run, _)) = traces.find(|(_, t)| *t != first) {
-        let job = |run: &counter_jobs::Run| {
-            run.jobs
-                .first()
-                .map_or("the command line".to_string(), |j| format!("jobs[{j}]"))
-        };
         return Err(format!(
             "bad counter request in {}: {} and {} set the thread trace differently; the SDK takes the trace's settings once per run: give them the same att_* settings, or run them separately",
-            jobs.file
-                .as_ref()
-                .map_or("the command line".to_string(), |f| f.display().to_string()),
+            source(jobs),
             job(first_run),
             job(other_run)
         ));

@@ -4,7 +4,7 @@
 //! kineto. Field spellings follow what kineto writes and what PyTorch reads:
 //! `"graph id"` and `"graph node id"` are bare decimal integers (PyTorch
 //! matches `"graph node id":\s*(\d+)`), timestamps are microseconds.
-use crate::vocabulary as vocab;
+use crate::vocabulary::{self as vocab, MetadataKey};
 use std::io::{self, Write};
 
 /// One argument value: numbers stay unquoted.
@@ -18,6 +18,30 @@ pub enum Arg<'a> {
     Dim3([u32; 3]),
 }
 
+/// An args key: one of the vocabulary's, whose JSON spelling each writer
+/// makes once, or any other name (a counter's, kineto's "External id"),
+/// escaped where it is written.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum ArgKey<'a> {
+    Known(MetadataKey),
+    Named(&'a str),
+}
+
+impl<'a> ArgKey<'a> {
+    pub fn name(self) -> &'a str {
+        match self {
+            ArgKey::Known(key) => vocab::name(key),
+            ArgKey::Named(name) => name,
+        }
+    }
+}
+
+impl From<MetadataKey> for ArgKey<'_> {
+    fn from(key: MetadataKey) -> Self {
+        ArgKey::Known(key)
+    }
+}
+
 /// A complete ("X") event.
 pub struct CompleteEvent<'a> {
     pub name: &'a str,
@@ -26,7 +50,7 @@ pub struct CompleteEvent<'a> {
     pub tid: u64,
     pub start_ns: u64,
     pub end_ns: u64,
-    pub args: &'a [(&'a str, Arg<'a>)],
+    pub args: &'a [(ArgKey<'a>, Arg<'a>)],
 }
 
 /// Which end of a CPU -> GPU flow arrow.
@@ -46,15 +70,29 @@ pub struct ChromeTraceWriter<W: Write> {
     out: W,
     first: bool,
     event: Vec<u8>,
+    /// `, "key": ` for each vocabulary key, by `MetadataKey`: a trace
+    /// writes a dozen keys per kernel, so each is spelled once, not
+    /// escaped and quoted per event.
+    known_keys: Vec<Vec<u8>>,
 }
 
 impl<W: Write> ChromeTraceWriter<W> {
     pub fn begin(mut out: W) -> io::Result<Self> {
         out.write_all(b"{\n  \"schemaVersion\": 1,\n  \"traceEvents\": [\n")?;
+        let known_keys = vocab::CATALOG
+            .iter()
+            .map(|spec| {
+                let mut json = b", ".to_vec();
+                push_json_string(&mut json, spec.name);
+                json.extend_from_slice(b": ");
+                json
+            })
+            .collect();
         Ok(ChromeTraceWriter {
             out,
             first: true,
             event: Vec::with_capacity(1024),
+            known_keys,
         })
     }
 
@@ -90,11 +128,18 @@ impl<W: Write> ChromeTraceWriter<W> {
         if !event.args.is_empty() {
             e.extend_from_slice(b", \"args\": {");
             for (i, (key, value)) in event.args.iter().enumerate() {
-                if i > 0 {
-                    e.extend_from_slice(b", ");
+                // The first key has no ", " before it.
+                let skip = if i == 0 { 2 } else { 0 };
+                match key {
+                    ArgKey::Known(key) => {
+                        e.extend_from_slice(&self.known_keys[*key as usize][skip..]);
+                    }
+                    ArgKey::Named(name) => {
+                        e.extend_from_slice(&b", "[skip..]);
+                        push_json_string(e, name);
+                        e.extend_from_slice(b": ");
+                    }
                 }
-                push_json_string(e, key);
-                e.extend_from_slice(b": ");
                 match value {
                     Arg::Int(v) => push_int(e, *v),
                     Arg::Signed(v) => push_int(e, *v),
@@ -254,23 +299,37 @@ fn may_need_escaping_byte(b: u8) -> bool {
 
 /// [`may_need_escaping_byte`] for any byte of `s`, tested eight bytes at a
 /// time (every kernel name is scanned, once per event and twice when
-/// mangled): a byte below 0x20, or equal to one of the four, makes a zero
-/// byte in one of the words below, and the bit trick finds a zero byte
-/// exactly.
+/// mangled). The tail shorter than a word is tested as one more word: the last eight
+/// bytes (overlapping the words before), or, in a string of four to seven
+/// bytes, its first four and last four; most keys and names are short, and
+/// a byte at a time cost more than the rest of the test.
 fn may_need_escaping(s: &[u8]) -> bool {
+    let word = |bytes: &[u8]| u64::from_ne_bytes(bytes.try_into().expect("eight bytes"));
+    let half = |bytes: &[u8]| u32::from_ne_bytes(bytes.try_into().expect("four bytes"));
+    let n = s.len();
+    if n >= 8 {
+        let mut words = s.chunks_exact(8);
+        if (&mut words).any(|w| word_may_need_escaping(word(w))) {
+            return true;
+        }
+        !words.remainder().is_empty() && word_may_need_escaping(word(&s[n - 8..]))
+    } else if n >= 4 {
+        let x = u64::from(half(&s[..4])) | (u64::from(half(&s[n - 4..])) << 32);
+        word_may_need_escaping(x)
+    } else {
+        s.iter().any(|&b| may_need_escaping_byte(b))
+    }
+}
+
+/// [`may_need_escaping_byte`] for any of a word's eight bytes: a byte below
+/// 0x20, or equal to one of the four, makes a zero byte in one of the words
+/// below, and the bit trick finds a zero byte exactly.
+fn word_may_need_escaping(x: u64) -> bool {
     const ONES: u64 = u64::from_ne_bytes([0x01; 8]);
     const HIGHS: u64 = u64::from_ne_bytes([0x80; 8]);
     let below = |x: u64, n: u8| x.wrapping_sub(ONES * u64::from(n)) & !x & HIGHS;
     let equal = |x: u64, b: u8| below(x ^ (ONES * u64::from(b)), 1);
-    let mut words = s.chunks_exact(8);
-    for word in &mut words {
-        let x = u64::from_ne_bytes(word.try_into().expect("chunks of eight"));
-        if below(x, 0x20) | equal(x, b'"') | equal(x, b'\\') | equal(x, 0x7f) | equal(x, 0xc2) != 0
-        {
-            return true;
-        }
-    }
-    words.remainder().iter().any(|&b| may_need_escaping_byte(b))
+    below(x, 0x20) | equal(x, b'"') | equal(x, b'\\') | equal(x, 0x7f) | equal(x, 0xc2) != 0
 }
 
 pub fn write_json_string<W: Write>(out: &mut W, s: &str) -> io::Result<()> {
@@ -328,9 +387,25 @@ mod tests {
                 start_ns: 1_500,
                 end_ns: 4_250,
                 args: &[
-                    ("graph id", Arg::Int(1)),
-                    ("graph node id", Arg::Int(packed)),
-                    ("grid", Arg::Dim3([4, 1, 1])),
+                    (MetadataKey::GraphId.into(), Arg::Int(1)),
+                    (MetadataKey::GraphNodeId.into(), Arg::Int(packed)),
+                    (ArgKey::Named("grid"), Arg::Dim3([4, 1, 1])),
+                ],
+            })
+            .unwrap();
+        // A named key first, and one that needs escaping, after a known one.
+        writer
+            .complete(&CompleteEvent {
+                name: "k2",
+                category: "kernel",
+                pid: 0,
+                tid: 3,
+                start_ns: 5_000,
+                end_ns: 6_000,
+                args: &[
+                    (ArgKey::Named("SQ_WAVES"), Arg::Float(2.0)),
+                    (MetadataKey::Device.into(), Arg::Int(0)),
+                    (ArgKey::Named("a\"b"), Arg::Int(7)),
                 ],
             })
             .unwrap();
@@ -343,5 +418,9 @@ mod tests {
         assert_eq!(event["name"], "k\"1");
         assert_eq!(event["args"]["graph id"], 1);
         assert_eq!(event["args"]["grid"], serde_json::json!([4, 1, 1]));
+        let second = &parsed["traceEvents"][1]["args"];
+        assert_eq!(second["SQ_WAVES"], 2.0);
+        assert_eq!(second["device"], 0);
+        assert_eq!(second["a\"b"], 7);
     }
 }

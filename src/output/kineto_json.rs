@@ -10,10 +10,10 @@
 //! Keys, value types and fixed strings come from src/vocabulary.rs, which
 //! the C++ face reads through the bridge: both writers put the same args on
 //! the same events (tests/ctest compares them event by event).
-use super::chrome_trace::{Arg, ChromeTraceWriter, CompleteEvent, FlowEnd};
+use super::chrome_trace::{Arg, ArgKey, ChromeTraceWriter, CompleteEvent, FlowEnd};
 use super::counter_tracks::{step_samples, CounterSpan};
 use super::sink::TraceSink;
-use crate::vocabulary::{self as vocab, name, MetadataKey as K};
+use crate::vocabulary::{self as vocab, MetadataKey as K};
 use crate::window::{
     Blit, CopyActivity, FinishedWindow, GpuRef, GraphNode, KernelActivity, SyncKind,
 };
@@ -28,6 +28,9 @@ type FastSet<T> = HashSet<T, BuildCorrelationHasher>;
 
 /// CPU threads are drawn in one process lane, after the devices.
 const HOST_PID: u64 = 1_000_000;
+/// kineto's own key for the CPU op's external correlation id (not one of
+/// the vocabulary's: the C++ face leaves it to kineto).
+const EXTERNAL_ID: ArgKey<'static> = ArgKey::Named("External id");
 
 /// Dependency arrows take flow ids from here up (clear of ac2g's).
 const DEPENDENCY_FLOW_BASE: u64 = 0x2000_0000;
@@ -193,10 +196,10 @@ fn launches_of(window: &FinishedWindow) -> FastMap<u64, Launched> {
     out
 }
 
-fn graph_args<'a>(args: &mut Vec<(&'a str, Arg<'a>)>, graph: Option<GraphNode>) {
+fn graph_args<'a>(args: &mut Vec<(ArgKey<'a>, Arg<'a>)>, graph: Option<GraphNode>) {
     if let Some(graph) = graph {
-        args.push((name(K::GraphId), Arg::Int(graph.graph_id)));
-        args.push((name(K::GraphNodeId), Arg::Int(graph.graph_node_id)));
+        args.push((K::GraphId.into(), Arg::Int(graph.graph_id)));
+        args.push((K::GraphNodeId.into(), Arg::Int(graph.graph_node_id)));
     }
 }
 
@@ -274,12 +277,12 @@ pub fn emit_windows<S: TraceSink>(
                 .unwrap_or("kernel")
         };
         for call in &window.runtime {
-            let mut args: Vec<(&str, Arg)> = vec![
-                (name(K::Cid), Arg::Int(call.cid.into())),
-                (name(K::Correlation), Arg::Int(call.correlation)),
+            let mut args: Vec<(ArgKey, Arg)> = vec![
+                (K::Cid.into(), Arg::Int(call.cid.into())),
+                (K::Correlation.into(), Arg::Int(call.correlation)),
             ];
             if let Some(external_id) = call.external_id {
-                args.push(("External id", Arg::Int(external_id)));
+                args.push((EXTERNAL_ID, Arg::Int(external_id)));
             }
             let launch = launched.get(&call.correlation);
             // A call that launched exactly one kernel and nothing else is a
@@ -287,10 +290,10 @@ pub fn emit_windows<S: TraceSink>(
             if let Some(l) = launch.filter(|l| l.kernels == 1 && l.copies == 0) {
                 let kernel = &window.kernels[l.first_kernel];
                 args.extend([
-                    (name(K::Kernel), Arg::Str(kernel_name(kernel.name_index))),
-                    (name(K::Grid), Arg::Dim3(kernel.grid)),
-                    (name(K::Block), Arg::Dim3(kernel.block)),
-                    (name(K::SharedMemory), Arg::Int(kernel.lds_bytes.into())),
+                    (K::Kernel.into(), Arg::Str(kernel_name(kernel.name_index))),
+                    (K::Grid.into(), Arg::Dim3(kernel.grid)),
+                    (K::Block.into(), Arg::Dim3(kernel.block)),
+                    (K::SharedMemory.into(), Arg::Int(kernel.lds_bytes.into())),
                 ]);
             }
             writer.complete(&CompleteEvent {
@@ -316,7 +319,7 @@ pub fn emit_windows<S: TraceSink>(
         let mut kernel_lanes: Vec<Lane> = Vec::with_capacity(window.kernels.len());
         // One args list for every kernel, cleared each time, not one
         // allocation per event.
-        let mut args: Vec<(&str, Arg)> = Vec::new();
+        let mut args: Vec<(ArgKey, Arg)> = Vec::new();
         for kernel in &window.kernels {
             let device = kernel.device as u64;
             let lane = lanes.kernel(kernel);
@@ -324,39 +327,39 @@ pub fn emit_windows<S: TraceSink>(
             let name_of_kernel = kernel_name(kernel.name_index);
             let symbol = kernel_symbol(kernel.name_index);
             args.clear();
-            args.push((name(K::Device), Arg::Int(device)));
+            args.push((K::Device.into(), Arg::Int(device)));
             if let Some(stream) = kernel.stream {
-                args.push((name(K::Stream), Arg::Int(stream)));
+                args.push((K::Stream.into(), Arg::Int(stream)));
             }
-            args.push((name(K::HsaQueue), Arg::Int(kernel.queue)));
+            args.push((K::HsaQueue.into(), Arg::Int(kernel.queue)));
             if let Some(correlation) = kernel.correlation {
-                args.push((name(K::Correlation), Arg::Int(correlation)));
+                args.push((K::Correlation.into(), Arg::Int(correlation)));
             }
-            args.push((name(K::DispatchId), Arg::Int(kernel.dispatch_id)));
+            args.push((K::DispatchId.into(), Arg::Int(kernel.dispatch_id)));
             let (category, event_name) = match kernel.blit {
                 None => {
                     args.extend([
-                        (name(K::Kind), Arg::Str(vocab::KERNEL_KIND)),
-                        (name(K::Kernel), Arg::Str(name_of_kernel)),
-                        (name(K::Grid), Arg::Dim3(kernel.grid)),
-                        (name(K::Block), Arg::Dim3(kernel.block)),
-                        (name(K::SharedMemory), Arg::Int(kernel.lds_bytes.into())),
+                        (K::Kind.into(), Arg::Str(vocab::KERNEL_KIND)),
+                        (K::Kernel.into(), Arg::Str(name_of_kernel)),
+                        (K::Grid.into(), Arg::Dim3(kernel.grid)),
+                        (K::Block.into(), Arg::Dim3(kernel.block)),
+                        (K::SharedMemory.into(), Arg::Int(kernel.lds_bytes.into())),
                         (
-                            name(K::ScratchMemory),
+                            K::ScratchMemory.into(),
                             Arg::Int(kernel.scratch_bytes.into()),
                         ),
                     ]);
                     if symbol != name_of_kernel {
-                        args.push((name(K::MangledName), Arg::Str(symbol)));
+                        args.push((K::MangledName.into(), Arg::Str(symbol)));
                     }
                     ("kernel", name_of_kernel)
                 }
                 Some(Blit::Memset { bytes, value }) => {
                     args.extend([
-                        (name(K::Kind), Arg::Str(vocab::MEMSET_KIND)),
-                        (name(K::Kernel), Arg::Str(symbol)),
-                        (name(K::Bytes), Arg::Int(bytes)),
-                        (name(K::Value), Arg::Int(value.into())),
+                        (K::Kind.into(), Arg::Str(vocab::MEMSET_KIND)),
+                        (K::Kernel.into(), Arg::Str(symbol)),
+                        (K::Bytes.into(), Arg::Int(bytes)),
+                        (K::Value.into(), Arg::Int(value.into())),
                     ]);
                     bandwidth(&mut args, bytes, kernel.start_ns, kernel.end_ns);
                     ("gpu_memset", vocab::MEMSET_NAME)
@@ -364,30 +367,30 @@ pub fn emit_windows<S: TraceSink>(
                 Some(Blit::Copy { bytes, direction }) => {
                     let (src, dst) = copy_ends(direction, kernel.device);
                     args.extend([
-                        (name(K::Kind), Arg::Str(vocab::copy_kind(direction))),
-                        (name(K::Kernel), Arg::Str(symbol)),
-                        (name(K::Bytes), Arg::Int(bytes)),
+                        (K::Kind.into(), Arg::Str(vocab::copy_kind(direction))),
+                        (K::Kernel.into(), Arg::Str(symbol)),
+                        (K::Bytes.into(), Arg::Int(bytes)),
                     ]);
                     bandwidth(&mut args, bytes, kernel.start_ns, kernel.end_ns);
                     args.extend([
-                        (name(K::SrcDevice), Arg::Signed(src)),
-                        (name(K::DstDevice), Arg::Signed(dst)),
+                        (K::SrcDevice.into(), Arg::Signed(src)),
+                        (K::DstDevice.into(), Arg::Signed(dst)),
                     ]);
                     ("gpu_memcpy", vocab::copy_event_name(direction))
                 }
             };
             if let (Some(_), Some(external_id)) = (kernel.correlation, kernel.external_id) {
-                args.push(("External id", Arg::Int(external_id)));
+                args.push((EXTERNAL_ID, Arg::Int(external_id)));
             }
             graph_args(&mut args, kernel.graph);
             if let Some(replay) = kernel.replay {
-                args.push((name(K::ReplayPass), Arg::Int(replay.pass.into())));
+                args.push((K::ReplayPass.into(), Arg::Int(replay.pass.into())));
             }
             if let Some(files) = &kernel.thread_trace {
-                args.push((name(K::ThreadTrace), Arg::Str(files)));
+                args.push((K::ThreadTrace.into(), Arg::Str(files)));
             }
             for (counter, value) in kernel.counters.iter().chain(&kernel.counter_instances) {
-                args.push((counter.as_str(), Arg::Float(*value)));
+                args.push((ArgKey::Named(counter), Arg::Float(*value)));
             }
             writer.complete(&CompleteEvent {
                 name: event_name,
@@ -418,14 +421,14 @@ pub fn emit_windows<S: TraceSink>(
             name_lane(writer, &lane)?;
             let peer =
                 copy.src_device >= 0 && copy.dst_device >= 0 && copy.src_device != copy.dst_device;
-            let mut args: Vec<(&str, Arg)> = vec![(name(K::Device), Arg::Int(device))];
+            let mut args: Vec<(ArgKey, Arg)> = vec![(K::Device.into(), Arg::Int(device))];
             if let Some(stream) = copy.stream {
-                args.push((name(K::Stream), Arg::Int(stream)));
+                args.push((K::Stream.into(), Arg::Int(stream)));
             }
             // Copies run on no HSA queue the SDK reports: 0, as kineto writes.
-            args.push((name(K::HsaQueue), Arg::Int(0)));
+            args.push((K::HsaQueue.into(), Arg::Int(0)));
             if let Some(correlation) = copy.correlation {
-                args.push((name(K::Correlation), Arg::Int(correlation)));
+                args.push((K::Correlation.into(), Arg::Int(correlation)));
             }
             let kind = if peer {
                 vocab::PEER_COPY_KIND
@@ -433,16 +436,16 @@ pub fn emit_windows<S: TraceSink>(
                 vocab::copy_kind(copy.direction)
             };
             args.extend([
-                (name(K::Kind), Arg::Str(kind)),
-                (name(K::Bytes), Arg::Int(copy.bytes)),
+                (K::Kind.into(), Arg::Str(kind)),
+                (K::Bytes.into(), Arg::Int(copy.bytes)),
             ]);
             bandwidth(&mut args, copy.bytes, copy.start_ns, copy.end_ns);
             args.extend([
-                (name(K::SrcDevice), Arg::Signed(copy.src_device)),
-                (name(K::DstDevice), Arg::Signed(copy.dst_device)),
+                (K::SrcDevice.into(), Arg::Signed(copy.src_device)),
+                (K::DstDevice.into(), Arg::Signed(copy.dst_device)),
             ]);
             if let (Some(_), Some(external_id)) = (copy.correlation, copy.external_id) {
-                args.push(("External id", Arg::Int(external_id)));
+                args.push((EXTERNAL_ID, Arg::Int(external_id)));
             }
             graph_args(&mut args, copy.graph);
             writer.complete(&CompleteEvent {
@@ -474,31 +477,34 @@ pub fn emit_windows<S: TraceSink>(
                 None => Lanes::thread(sync.thread_id),
             };
             name_lane(writer, &lane)?;
-            let mut args: Vec<(&str, Arg)> = vec![
-                (name(K::CudaSyncKind), Arg::Str(vocab::sync_name(sync.kind))),
-                (name(K::Correlation), Arg::Int(sync.correlation)),
+            let mut args: Vec<(ArgKey, Arg)> = vec![
+                (
+                    K::CudaSyncKind.into(),
+                    Arg::Str(vocab::sync_name(sync.kind)),
+                ),
+                (K::Correlation.into(), Arg::Int(sync.correlation)),
             ];
             if let Some(d) = sync.device {
-                args.push((name(K::Device), Arg::Int(d.into())));
+                args.push((K::Device.into(), Arg::Int(d.into())));
             }
             if let Some(s) = sync.stream {
-                args.push((name(K::Stream), Arg::Int(s)));
+                args.push((K::Stream.into(), Arg::Int(s)));
             }
             if matches!(sync.kind, SyncKind::Event | SyncKind::StreamWaitEvent) {
                 args.extend([
                     (
-                        name(K::WaitOnStream),
+                        K::WaitOnStream.into(),
                         Arg::Signed(sync.wait_on_stream.map_or(-1, |s| s as i64)),
                     ),
                     (
-                        name(K::WaitOnEventRecordCorrelation),
+                        K::WaitOnEventRecordCorrelation.into(),
                         Arg::Signed(sync.wait_on_record_correlation.map_or(-1, |c| c as i64)),
                     ),
-                    (name(K::WaitOnEventId), Arg::Int(sync.event.unwrap_or(0))),
+                    (K::WaitOnEventId.into(), Arg::Int(sync.event.unwrap_or(0))),
                 ]);
             }
             if let Some(external_id) = sync.external_id {
-                args.push(("External id", Arg::Int(external_id)));
+                args.push((EXTERNAL_ID, Arg::Int(external_id)));
             }
             writer.complete(&CompleteEvent {
                 name: vocab::sync_name(sync.kind),
@@ -516,19 +522,19 @@ pub fn emit_windows<S: TraceSink>(
                 _ => Lanes::thread(event.thread_id),
             };
             name_lane(writer, &lane)?;
-            let mut args: Vec<(&str, Arg)> = vec![
-                (name(K::EventId), Arg::Int(event.event)),
-                (name(K::Correlation), Arg::Int(event.correlation)),
+            let mut args: Vec<(ArgKey, Arg)> = vec![
+                (K::EventId.into(), Arg::Int(event.event)),
+                (K::Correlation.into(), Arg::Int(event.correlation)),
             ];
             if let Some(d) = event.device {
-                args.push((name(K::Device), Arg::Int(d.into())));
+                args.push((K::Device.into(), Arg::Int(d.into())));
             }
             if let Some(s) = event.stream {
-                args.push((name(K::Stream), Arg::Int(s)));
+                args.push((K::Stream.into(), Arg::Int(s)));
             }
-            args.push((name(K::Timing), Arg::Str(vocab::TIMING_EVENT)));
+            args.push((K::Timing.into(), Arg::Str(vocab::TIMING_EVENT)));
             if let Some(external_id) = event.external_id {
-                args.push(("External id", Arg::Int(external_id)));
+                args.push((EXTERNAL_ID, Arg::Int(external_id)));
             }
             graph_args(&mut args, event.graph);
             writer.complete(&CompleteEvent {
@@ -545,16 +551,16 @@ pub fn emit_windows<S: TraceSink>(
         for host in &window.host_functions {
             let lane = lanes.on_device(host.device, Some(host.stream), host.branch);
             name_lane(writer, &lane)?;
-            let mut args: Vec<(&str, Arg)> = vec![
-                (name(K::CudaSyncKind), Arg::Str(vocab::HOST_FN_NAME)),
-                (name(K::Device), Arg::Int(host.device.into())),
-                (name(K::Stream), Arg::Int(host.stream)),
-                (name(K::Correlation), Arg::Int(host.correlation)),
-                (name(K::HostFunction), Arg::Int(host.function)),
-                (name(K::Timing), Arg::Str(vocab::TIMING_BOUNDS)),
+            let mut args: Vec<(ArgKey, Arg)> = vec![
+                (K::CudaSyncKind.into(), Arg::Str(vocab::HOST_FN_NAME)),
+                (K::Device.into(), Arg::Int(host.device.into())),
+                (K::Stream.into(), Arg::Int(host.stream)),
+                (K::Correlation.into(), Arg::Int(host.correlation)),
+                (K::HostFunction.into(), Arg::Int(host.function)),
+                (K::Timing.into(), Arg::Str(vocab::TIMING_BOUNDS)),
             ];
             if let Some(external_id) = host.external_id {
-                args.push(("External id", Arg::Int(external_id)));
+                args.push((EXTERNAL_ID, Arg::Int(external_id)));
             }
             graph_args(&mut args, host.graph);
             writer.complete(&CompleteEvent {
@@ -645,7 +651,7 @@ pub fn emit_windows<S: TraceSink>(
             };
             name_lane(writer, &lane)?;
             for o in &window.overheads {
-                let args = [(name(K::OverheadCount), Arg::Int(o.count))];
+                let args = [(K::OverheadCount.into(), Arg::Int(o.count))];
                 writer.complete(&CompleteEvent {
                     name: o.name,
                     category: "overhead",
@@ -708,11 +714,11 @@ pub fn dependency_carrier_ns(start: u64, end: u64, source: bool) -> u64 {
     }
 }
 
-fn bandwidth<'a>(args: &mut Vec<(&'a str, Arg<'a>)>, bytes: u64, start: u64, end: u64) {
+fn bandwidth<'a>(args: &mut Vec<(ArgKey<'a>, Arg<'a>)>, bytes: u64, start: u64, end: u64) {
     if end > start {
         // bytes per ns = GB/s
         args.push((
-            name(K::MemoryBandwidth),
+            K::MemoryBandwidth.into(),
             Arg::Float(bytes as f64 / (end - start) as f64),
         ));
     }

@@ -8,7 +8,7 @@
 //!
 //! Nothing here knows a category: whatever the events carry is written.
 use super::layout::{LaneKey, Layout};
-use crate::output::chrome_trace::{Arg, CompleteEvent, FlowEnd};
+use crate::output::chrome_trace::{Arg, ArgKey, CompleteEvent, FlowEnd};
 use crate::output::sink::TraceSink;
 use perfetto_trace::{
     encode_packet, AnnotationValue, CounterDescriptor, Data, DebugAnnotation, EventType,
@@ -192,7 +192,7 @@ impl<W: Write> Encoder<W> {
         &mut self,
         category: &str,
         name: &str,
-        args: &[(&str, Arg)],
+        args: &[(ArgKey, Arg)],
         interned: &mut InternedData,
     ) -> TrackEvent {
         let (category_iid, new) = self.categories.id(category);
@@ -201,7 +201,7 @@ impl<W: Write> Encoder<W> {
         interned.event_names.extend(new);
         let mut annotations = Vec::with_capacity(args.len());
         for (key, value) in args {
-            let (key_iid, new) = self.keys.id(key);
+            let (key_iid, new) = self.keys.id(key.name());
             interned.debug_annotation_names.extend(new);
             annotations.push(DebugAnnotation {
                 name_iid: Some(key_iid),

@@ -27,7 +27,7 @@ use crate::window::{
     Annotation, Blit, Dependency, EventActivity, FinishedWindow, GpuAnnotation, GpuRef, GraphNode,
     HostFnActivity, Overhead, SyncActivity, SyncKind,
 };
-use activity_store::{CopyDirection, FinalisedWindow};
+use activity_store::{BuildCorrelationHasher, CopyDirection, FinalisedWindow};
 use dashmap::DashMap;
 use graph_attribution::{Direction, ExecContents, FillParts, NodeDetail, NodeWork};
 use once_cell::sync::Lazy;
@@ -35,6 +35,9 @@ use rocprofiler_sys::hip_runtime_api_id;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
+
+/// The per-record maps here are keyed by correlation ids and indices.
+type FastMap<K, V> = HashMap<K, V, BuildCorrelationHasher>;
 
 /// The opt-in setting for graph dependency arrows.
 pub const DEPENDENCY_ARROWS_VAR: &str = "KINETO_ROCM_GRAPH_DEPENDENCY_ARROWS";
@@ -417,7 +420,7 @@ pub fn finish(
     cx: &TimelineContext,
     summary: &mut Vec<String>,
 ) {
-    let calls: HashMap<u64, CallInfo> = window
+    let calls: FastMap<u64, CallInfo> = window
         .api_calls
         .rows()
         .map(|r| {
@@ -433,7 +436,7 @@ pub fn finish(
             )
         })
         .collect();
-    let details: HashMap<u64, (Detail, Option<u64>)> =
+    let details: FastMap<u64, (Detail, Option<u64>)> =
         calls.keys().filter_map(|c| ev.details.remove(c)).collect();
 
     // Streams' devices, from proven work.
@@ -495,14 +498,14 @@ impl BlitPlan {
 /// filled or copied is then unknown.
 fn memsets_and_blit_copies(
     out: &mut FinishedWindow,
-    details: &HashMap<u64, (Detail, Option<u64>)>,
+    details: &FastMap<u64, (Detail, Option<u64>)>,
     cx: &TimelineContext,
 ) -> u64 {
     if !cx.links_proven {
         return 0;
     }
     // (correlation, node) -> the plan and its kernels' indices.
-    let mut groups: HashMap<(u64, Option<usize>), (BlitPlan, Vec<usize>)> = HashMap::new();
+    let mut groups: FastMap<(u64, Option<usize>), (BlitPlan, Vec<usize>)> = FastMap::default();
     for (i, k) in out.kernels.iter().enumerate() {
         let Some(correlation) = k.correlation else {
             continue;
@@ -598,7 +601,7 @@ fn memsets_and_blit_copies(
 /// with its source and destination devices from the record's agents.
 fn peer_copies(
     out: &mut FinishedWindow,
-    details: &HashMap<u64, (Detail, Option<u64>)>,
+    details: &FastMap<u64, (Detail, Option<u64>)>,
     device_of: &dyn Fn(Option<u64>) -> Option<u32>,
 ) {
     for c in &mut out.copies {
@@ -619,7 +622,7 @@ fn peer_copies(
 /// replay's first-starting record keeps the launching stream's lane; the
 /// others get branch lanes named after it.
 fn branches(out: &mut FinishedWindow) {
-    let mut home: HashMap<u64, (u64, u64)> = HashMap::new();
+    let mut home: FastMap<u64, (u64, u64)> = FastMap::default();
     for k in &out.kernels {
         if let (Some(c), Some(_), Some(_)) = (k.correlation, k.graph, k.stream) {
             let e = home.entry(c).or_insert((k.start_ns, k.queue));
@@ -667,8 +670,8 @@ fn stream_neighbours(out: &FinishedWindow, stream: u64, before: u64) -> (Option<
 
 fn syncs_and_events(
     out: &mut FinishedWindow,
-    calls: &HashMap<u64, CallInfo>,
-    details: &HashMap<u64, (Detail, Option<u64>)>,
+    calls: &FastMap<u64, CallInfo>,
+    details: &FastMap<u64, (Detail, Option<u64>)>,
     device_of: &dyn Fn(Option<u64>) -> Option<u32>,
 ) {
     let mut ordered: Vec<(&u64, &(Detail, Option<u64>))> = details.iter().collect();
@@ -739,8 +742,8 @@ fn syncs_and_events(
 /// Returns how many could not be bounded (left out).
 fn host_functions(
     out: &mut FinishedWindow,
-    calls: &HashMap<u64, CallInfo>,
-    details: &HashMap<u64, (Detail, Option<u64>)>,
+    calls: &FastMap<u64, CallInfo>,
+    details: &FastMap<u64, (Detail, Option<u64>)>,
     cx: &TimelineContext,
     device_of: &dyn Fn(Option<u64>) -> Option<u32>,
 ) -> u64 {
@@ -911,7 +914,7 @@ fn predecessor_ends(
 /// many records were left out so.
 fn graph_event_records(
     out: &mut FinishedWindow,
-    calls: &HashMap<u64, CallInfo>,
+    calls: &FastMap<u64, CallInfo>,
     cx: &TimelineContext,
 ) -> u64 {
     if !cx.links_proven || !any_launch_ran(cx, |d| matches!(d, NodeDetail::EventRecord { .. })) {
@@ -1058,7 +1061,7 @@ fn dependencies(out: &mut FinishedWindow, cx: &TimelineContext) {
 fn annotations(
     ev: &TimelineEvidence,
     out: &mut FinishedWindow,
-    calls: &HashMap<u64, CallInfo>,
+    calls: &FastMap<u64, CallInfo>,
     cx: &TimelineContext,
 ) {
     let taken: Vec<Annotation> = {

@@ -71,6 +71,10 @@ pub struct Group {
 static SDK: OnceCell<Sdk> = OnceCell::new();
 /// The group counted now, if any.
 static ACTIVE: Lazy<ArcSwapOption<Group>> = Lazy::new(ArcSwapOption::empty);
+/// Whether `ACTIVE` holds a group: one load on every dispatch that no
+/// group is asked for (most dispatches of most runs), where an `ArcSwap`
+/// guard costs a debt-list slot.
+static ANY_ACTIVE: AtomicBool = AtomicBool::new(false);
 /// Every group asked for, by number, for the records of its dispatches.
 static GROUPS: Lazy<DashMap<u64, Arc<Group>>> = Lazy::new(DashMap::new);
 static NEXT_GROUP: AtomicU64 = AtomicU64::new(1);
@@ -179,6 +183,7 @@ pub fn request(names: Vec<String>) -> Result<(), ToolError> {
         names.join(",")
     );
     ACTIVE.store(Some(register(names)));
+    ANY_ACTIVE.store(true, Ordering::Release);
     Ok(())
 }
 
@@ -194,6 +199,7 @@ fn group_and_pass(value: u64) -> (u64, u32) {
 
 /// Counts nothing from now on; dispatches already counted keep their values.
 pub fn release() {
+    ANY_ACTIVE.store(false, Ordering::Release);
     ACTIVE.store(None);
 }
 
@@ -384,7 +390,10 @@ unsafe extern "C" fn on_dispatch(
             }
             return;
         }
-        // A guard, not a clone: most dispatches of most runs see no group.
+        if !ANY_ACTIVE.load(Ordering::Acquire) {
+            return;
+        }
+        // A guard, not a clone: the group may be released meanwhile.
         let active = ACTIVE.load();
         if let Some(group) = active.as_ref() {
             if kernel_filter::selects(info.kernel_id, info.dispatch_id) {

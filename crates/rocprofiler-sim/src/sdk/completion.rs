@@ -7,6 +7,7 @@
 use super::buffer::{push_record, Rec};
 use super::correlation::corr_async_delivered;
 use super::dispatch_counting::Counted;
+use super::intercept::Deliveries;
 use super::os::{lock, now_ns};
 use super::thread_trace::Traced;
 use rocprofiler_sys as sys;
@@ -24,7 +25,7 @@ pub(crate) struct Completion {
     pub corr: u64,
     pub rec: Rec,
     /// (context index, buffer, external value) captured at interception.
-    pub deliveries: Vec<(usize, u64, u64)>,
+    pub deliveries: Deliveries,
     /// A kernel's counter values for the dispatch counting services.
     pub counted: Counted,
     /// A kernel's thread trace data for the thread trace services.

@@ -7,8 +7,8 @@ use super::buffer::{push_record, Rec};
 use super::context::contexts;
 use super::os::{lock, now_ns};
 use rocprofiler_sys as sys;
+use rustc_hash::FxHashMap;
 use std::cell::RefCell;
-use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Mutex, OnceLock};
 
@@ -40,7 +40,7 @@ struct CorrState {
 struct Correlation {
     next: AtomicU64,
     retire_enabled: AtomicBool,
-    retire: Mutex<HashMap<u64, CorrState>>,
+    retire: Mutex<FxHashMap<u64, CorrState>>,
 }
 
 fn state() -> &'static Correlation {
@@ -48,7 +48,7 @@ fn state() -> &'static Correlation {
     C.get_or_init(|| Correlation {
         next: AtomicU64::new(1),
         retire_enabled: AtomicBool::new(false),
-        retire: Mutex::new(HashMap::new()),
+        retire: Mutex::new(FxHashMap::default()),
     })
 }
 

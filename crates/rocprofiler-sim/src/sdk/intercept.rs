@@ -21,8 +21,10 @@ use rocprofiler_sys as sys;
 use std::ffi::c_void;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-/// (context index, buffer, external correlation value).
-pub(crate) type Deliveries = Vec<(usize, u64, u64)>;
+/// (context index, buffer, external correlation value), inline for the
+/// usual one tracing context: no allocation per dispatch, and no larger a
+/// completion to move through the completion queue than a `Vec`'s.
+pub(crate) type Deliveries = smallvec::SmallVec<[(usize, u64, u64); 1]>;
 
 static DISPATCH_IDS: AtomicU64 = AtomicU64::new(1);
 
@@ -35,7 +37,7 @@ fn capture(
     operation: i32,
     corr: u64,
 ) -> Deliveries {
-    let mut out = Vec::new();
+    let mut out = Deliveries::new();
     let thread_id = tid();
     for (i, c) in contexts().iter().enumerate() {
         if !c.active.load(Ordering::Acquire) || switched_off(c.handle) {

@@ -263,8 +263,14 @@ impl<W: Write> ChromeTraceWriter<W> {
     }
 }
 
-fn push_int(out: &mut Vec<u8>, v: impl itoa::Integer) {
-    out.extend_from_slice(itoa::Buffer::new().format(v).as_bytes());
+/// A single digit is pushed as one byte: most of a kernel's integers are
+/// (device, pid, a grid's and a block's y and z, shared and scratch
+/// memory), and formatting and copying one costs ten times more.
+fn push_int<T: itoa::Integer + TryInto<u8>>(out: &mut Vec<u8>, v: T) {
+    match v.try_into() {
+        Ok(digit) if digit < 10 => out.push(b'0' + digit),
+        _ => out.extend_from_slice(itoa::Buffer::new().format(v).as_bytes()),
+    }
 }
 
 /// Nanoseconds shown as microseconds with three decimals, as kineto does.

@@ -1207,7 +1207,7 @@ mod tests {
             stream: Some(1),
             external_id: None,
         };
-        let calls = HashMap::from([(7, call), (8, call)]);
+        let calls: FastMap<u64, CallInfo> = [(7, call), (8, call)].into_iter().collect();
         let launches = HashMap::from([(7, exec.clone()), (8, exec)]);
         let cx = TimelineContext {
             links_proven: true,
@@ -1268,11 +1268,13 @@ mod tests {
             (Detail::Memset { parts, value: 1 }, Some(1))
         };
         // 7: 96 + 4 bytes; 8: one part, but two kernels ran; 9: 12 bytes.
-        let details = HashMap::from([
+        let details: FastMap<u64, _> = [
             (7, memset(0x1000, 100)),
             (8, memset(0x1000, 64)),
             (9, memset(0x1004, 12)),
-        ]);
+        ]
+        .into_iter()
+        .collect();
         let launches = HashMap::new();
         let cx = TimelineContext {
             links_proven: true,

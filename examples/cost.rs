@@ -5,6 +5,7 @@
 //! with the system allocator.
 //!
 //!   cost WORKLOAD none|tool [WINDOWS] [TRACE_DIR]
+//!   cost --kernel-costs DIR
 //!
 //! `none` runs the workload WINDOWS times on the simulator with no tool;
 //! `tool` opens a trace window around each run, writes each window's trace
@@ -16,7 +17,14 @@
 //! and for `tool` the dispatches, the tool's heap (live bytes with the
 //! window open and every record delivered; peak) and per window its CPU
 //! seconds, the CPU seconds and minor page faults finishing and writing
-//! took on this thread, and the live heap after it. scripts/bench-cost.sh runs it and prints the ratios.
+//! took on this thread, and the live heap after it; the minor page faults
+//! of the whole process and the bytes of trace written.
+//! `--kernel-costs` measures what the kernel charges this machine for the
+//! two things a window's size makes it do: a page touched for the first
+//! time (256 MiB of a fresh mapping, a write per page) and a MiB written
+//! into a file in DIR (256 MiB through the page cache), against writing
+//! the same pages once they are resident.
+//! scripts/bench-cost.sh runs it and prints the ratios.
 use kineto_rocm::heap;
 use rocprofiler_sim::host::Simulator;
 use rocprofiler_sim::options::RunOptions;
@@ -42,6 +50,67 @@ fn thread_faults() -> u64 {
     unsafe { libc::getrusage(libc::RUSAGE_THREAD, u.as_mut_ptr()) };
     // SAFETY: initialised by getrusage (and zeroed before).
     unsafe { u.assume_init() }.ru_minflt as u64
+}
+
+/// Minor page faults of the whole process so far.
+fn process_faults() -> u64 {
+    let mut u = std::mem::MaybeUninit::<libc::rusage>::zeroed();
+    // SAFETY: getrusage writes one rusage through a valid pointer.
+    unsafe { libc::getrusage(libc::RUSAGE_SELF, u.as_mut_ptr()) };
+    // SAFETY: initialised by getrusage (and zeroed before).
+    unsafe { u.assume_init() }.ru_minflt as u64
+}
+
+/// Microseconds per 4 KiB page of: a first touch of a fresh anonymous
+/// mapping, a write to the same page once resident, and writing it into a
+/// file in `dir` (through the page cache; the file is deleted).
+fn kernel_costs(dir: &Path) {
+    const BYTES: usize = 256 << 20;
+    const PAGE: usize = 4096;
+    let pages = (BYTES / PAGE) as f64;
+    let timed = |f: &mut dyn FnMut()| {
+        let started = std::time::Instant::now();
+        f();
+        started.elapsed().as_secs_f64() * 1e6 / pages
+    };
+    // SAFETY: an anonymous private mapping at an address the kernel picks.
+    let p = unsafe {
+        libc::mmap(
+            std::ptr::null_mut(),
+            BYTES,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+            -1,
+            0,
+        )
+    };
+    if p == libc::MAP_FAILED {
+        fail("mmap", std::io::Error::last_os_error());
+    }
+    // SAFETY: the mapping just made, BYTES long, used only here.
+    let block = unsafe { std::slice::from_raw_parts_mut(p.cast::<u8>(), BYTES) };
+    let mut touch = |value: u8| {
+        for page in block.chunks_exact_mut(PAGE) {
+            // Volatile, so the writes are not merged or left out.
+            // SAFETY: a valid, aligned byte of the mapping.
+            unsafe { std::ptr::write_volatile(page.as_mut_ptr(), value) };
+        }
+    };
+    let first = timed(&mut || touch(1));
+    let resident = timed(&mut || touch(2));
+    let file = dir.join(format!("cost-write-{}.bin", std::process::id()));
+    let write = timed(&mut || {
+        let mut out = std::fs::File::create(&file).unwrap_or_else(|e| fail("create", e));
+        for chunk in block.chunks(1 << 20) {
+            std::io::Write::write_all(&mut out, chunk).unwrap_or_else(|e| fail("write", e));
+        }
+    });
+    let _ = std::fs::remove_file(&file);
+    // SAFETY: the mapping made above, no longer used.
+    unsafe { libc::munmap(p, BYTES) };
+    println!(
+        "{{\"first_touch_us_per_page\": {first:.4}, \"resident_us_per_page\": {resident:.4}, \"file_write_us_per_page\": {write:.4}}}"
+    );
 }
 
 /// (user and system CPU seconds of every thread so far, peak RSS in KiB).
@@ -71,6 +140,10 @@ fn fail(what: &str, e: impl std::fmt::Display) -> ! {
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
+    if args.len() == 3 && args[1] == "--kernel-costs" {
+        kernel_costs(Path::new(&args[2]));
+        return;
+    }
     if args.len() < 3 || !matches!(args[2].as_str(), "none" | "tool") {
         fail("usage", "cost WORKLOAD none|tool [WINDOWS] [TRACE_DIR]");
     }
@@ -89,6 +162,7 @@ fn main() {
     heap::count();
     let mut dispatches = 0usize;
     let mut held = 0usize;
+    let mut trace_bytes = 0u64;
     let mut per_window = Vec::new();
     for w in 0..windows {
         let (u0, s0, _) = usage();
@@ -131,6 +205,7 @@ fn main() {
         let write_s = thread_cpu() - started;
         let faults = thread_faults() - faults_before;
         drop(finished);
+        trace_bytes += std::fs::metadata(&file).map_or(0, |m| m.len());
         let _ = std::fs::remove_file(Path::new(&file));
         let (u1, s1, _) = usage();
         per_window.push(Window {
@@ -155,9 +230,10 @@ fn main() {
     println!(
         "{{\"mode\": \"{}\", \"dispatches\": {dispatches}, \"user_s\": {user:.4}, \"sys_s\": {sys:.4}, \
          \"maxrss_kib\": {rss_kib}, \"tool_peak_bytes\": {}, \"held_bytes_per_dispatch\": {held}, \
-         \"windows\": [{}]}}",
+         \"minflt\": {}, \"trace_bytes\": {trace_bytes}, \"windows\": [{}]}}",
         args[2],
         heap::usage().peak,
+        process_faults(),
         windows_json.join(", ")
     );
 }

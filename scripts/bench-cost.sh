@@ -43,6 +43,7 @@ for op in w["threads"][0]["ops"]:
 json.dump(w, open(sys.argv[2], "w"))
 PY
 for rep in $(seq "$reps"); do
+  "$bin" --kernel-costs "$work" >"$work/kernel.$rep.json"
   echo "run $rep of $reps: no tool, tool with graph attribution off, on ..." >&2
   "$bin" "$work/graph-32x1m.json" none "$windows" >"$work/none.$rep.json"
   KINETO_ROCM_DISABLE_GRAPH_ATTRIBUTION=1 \
@@ -99,6 +100,22 @@ print(f"tool heap per dispatch with the window open: attribution off {off['held_
 print(f"tool heap peak (finishing and writing a window): off {off['tool_peak_bytes'] / 2**20:.0f} MiB, "
       f"on {on['tool_peak_bytes'] / 2**20:.0f} MiB; peak RSS no tool {none['maxrss_kib'] // 1024} MiB, "
       f"off {off['maxrss_kib'] // 1024} MiB, on {on['maxrss_kib'] // 1024} MiB")
+# What the kernel charges for the window's size on this machine: the
+# least of each rep's measure (examples/cost.rs --kernel-costs).
+kernel = [json.load(open(f)) for f in glob.glob(f"{sys.argv[1]}/kernel.*.json")]
+touch = min(k["first_touch_us_per_page"] for k in kernel)
+resident = min(k["resident_us_per_page"] for k in kernel)
+page_write = min(k["file_write_us_per_page"] for k in kernel)
+print(f"this machine's kernel, per 4 KiB page: a first touch {touch:.2f} us (writing it once resident "
+      f"{resident:.2f} us), writing it into a file {page_write:.2f} us")
+for name, r in (("off", off), ("on", on)):
+    faults = (r["minflt"] - none["minflt"]) / n
+    pages = r["trace_bytes"] / 4096 / n
+    user = (r["user_s"] - none["user_s"]) / n * 1e6
+    system = (r["sys_s"] - none["sys_s"]) / n * 1e6
+    print(f"  attribution {name}: user +{user:.2f} us, system +{system:.2f} us per dispatch; "
+          f"{faults:.3f} more first touches and {pages:.3f} pages of trace per dispatch, "
+          f"about {faults * touch + pages * page_write:.2f} us of the kernel's time at those prices")
 after = [w["heap_after"] / 2**20 for w in on["windows"]]
 per_window = [w["cpu_s"] for w in on["windows"]]
 print("attribution on, per window: tool heap after it (MiB) " + " ".join(f"{h:.1f}" for h in after)

@@ -680,10 +680,15 @@ impl From<vocabulary::ValueType> for ffi::ValueType {
 impl From<window::KernelActivity> for ffi::KernelActivity {
     fn from(k: window::KernelActivity) -> Self {
         let graph = k.graph;
+        let blit = k.blit();
+        let extras = k.extras.map(|e| *e).unwrap_or_default();
         // Instances after the sums: the C++ face writes every pair as an
         // arg, so per-dimension keys reach kineto's writer unchanged.
-        let (counter_names, counter_values) =
-            k.counters.into_iter().chain(k.counter_instances).unzip();
+        let (counter_names, counter_values) = extras
+            .counters
+            .into_iter()
+            .chain(extras.counter_instances)
+            .unzip();
         ffi::KernelActivity {
             name_index: k.name_index,
             device: k.device,
@@ -712,29 +717,29 @@ impl From<window::KernelActivity> for ffi::KernelActivity {
             graph_node_id: graph.map_or(0, |g| g.graph_node_id),
             counter_names,
             counter_values,
-            blit: match k.blit {
+            blit: match blit {
                 None => ffi::BlitKind::None,
                 Some(window::Blit::Memset { .. }) => ffi::BlitKind::Memset,
                 Some(window::Blit::Copy { .. }) => ffi::BlitKind::Copy,
             },
-            blit_bytes: match k.blit {
+            blit_bytes: match blit {
                 Some(window::Blit::Memset { bytes, .. } | window::Blit::Copy { bytes, .. }) => {
                     bytes
                 }
                 None => 0,
             },
-            blit_value: match k.blit {
+            blit_value: match blit {
                 Some(window::Blit::Memset { value, .. }) => value,
                 _ => 0,
             },
-            blit_direction: match k.blit {
+            blit_direction: match blit {
                 Some(window::Blit::Copy { direction, .. }) => direction.into(),
                 _ => ffi::CopyDirection::Unknown,
             },
             has_branch: k.branch.is_some(),
-            has_replay_pass: k.replay.is_some(),
-            replay_pass: k.replay.map_or(0, |r| r.pass),
-            thread_trace: k.thread_trace.unwrap_or_default(),
+            has_replay_pass: extras.replay.is_some(),
+            replay_pass: extras.replay.map_or(0, |r| r.pass),
+            thread_trace: extras.thread_trace.unwrap_or_default(),
         }
     }
 }
@@ -954,11 +959,15 @@ mod tests {
     #[test]
     fn the_cxx_face_gets_instance_values_after_the_sums_as_name_value_pairs() {
         let kernel = window::KernelActivity {
-            counters: vec![("GRBM_COUNT".into(), 9.0)],
-            counter_instances: vec![
-                ("GRBM_COUNT[XCC=0,INSTANCE=0]".into(), 5.0),
-                ("GRBM_COUNT[XCC=1,INSTANCE=0]".into(), 4.0),
-            ],
+            extras: window::KernelExtras {
+                counters: vec![("GRBM_COUNT".into(), 9.0)],
+                counter_instances: vec![
+                    ("GRBM_COUNT[XCC=0,INSTANCE=0]".into(), 5.0),
+                    ("GRBM_COUNT[XCC=1,INSTANCE=0]".into(), 4.0),
+                ],
+                ..Default::default()
+            }
+            .boxed(),
             ..Default::default()
         };
         let k = ffi::KernelActivity::from(kernel);

@@ -28,6 +28,12 @@ pub enum Blit {
 }
 
 /// One GPU kernel dispatch.
+///
+/// A window holds a million of these, so what few kernels carry (counters,
+/// a blit, a replay pass, a thread trace) lives in [`KernelExtras`] behind
+/// one pointer: 184 bytes a kernel instead of 280, so a window of them
+/// first-touches one page fewer per 42 kernels (a page fault costs about
+/// 2 us on the machines here: `scripts/bench-cost.sh`).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct KernelActivity {
     /// Index into `FinishedWindow::kernel_names` (demangled) and
@@ -49,6 +55,22 @@ pub struct KernelActivity {
     pub external_id: Option<u64>,
     pub user_external_id: Option<u64>,
     pub graph: Option<GraphNode>,
+    /// `Some(queue)`: a graph replay's work on another hardware queue than
+    /// its first node's, drawn on a branch lane of its launching stream.
+    pub branch: Option<u64>,
+    /// `None`: nothing of [`KernelExtras`]; never a box of nothing when made
+    /// by [`KernelExtras::boxed`].
+    pub extras: Option<Box<KernelExtras>>,
+}
+
+// The window's footprint is a cost goal (issue 14): growing this row is a
+// decision, not an accident.
+#[cfg(target_pointer_width = "64")]
+const _: () = assert!(std::mem::size_of::<KernelActivity>() <= 184);
+
+/// What few kernels carry beside the common fields.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct KernelExtras {
     /// Hardware counter values by counter name, in the order asked for;
     /// only counters whose record came.
     pub counters: Vec<(String, f64)>,
@@ -58,14 +80,47 @@ pub struct KernelActivity {
     pub counter_instances: Vec<(String, f64)>,
     /// `Some`: a runtime blit kernel proven to be this memset or copy.
     pub blit: Option<Blit>,
-    /// `Some(queue)`: a graph replay's work on another hardware queue than
-    /// its first node's, drawn on a branch lane of its launching stream.
-    pub branch: Option<u64>,
     /// `Some`: one pass of a dispatch kernel replay ran several times.
     pub replay: Option<ReplayPass>,
     /// `Some`: the files holding this pass's raw thread trace,
     /// comma-separated.
     pub thread_trace: Option<String>,
+}
+
+impl KernelExtras {
+    /// These extras as a kernel holds them: `None` when there are none.
+    pub fn boxed(self) -> Option<Box<KernelExtras>> {
+        (self != KernelExtras::default()).then(|| Box::new(self))
+    }
+}
+
+impl KernelActivity {
+    pub fn counters(&self) -> &[(String, f64)] {
+        self.extras.as_deref().map_or(&[], |e| &e.counters)
+    }
+
+    pub fn counter_instances(&self) -> &[(String, f64)] {
+        self.extras.as_deref().map_or(&[], |e| &e.counter_instances)
+    }
+
+    pub fn blit(&self) -> Option<Blit> {
+        self.extras.as_deref().and_then(|e| e.blit)
+    }
+
+    pub fn replay(&self) -> Option<ReplayPass> {
+        self.extras.as_deref().and_then(|e| e.replay)
+    }
+
+    pub fn thread_trace(&self) -> Option<&str> {
+        self.extras
+            .as_deref()
+            .and_then(|e| e.thread_trace.as_deref())
+    }
+
+    /// The extras, made empty first if there were none.
+    pub fn extras_mut(&mut self) -> &mut KernelExtras {
+        self.extras.get_or_insert_with(Box::default)
+    }
 }
 
 /// Which pass of a replayed dispatch a kernel event is. Every pass has the

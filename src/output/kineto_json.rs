@@ -180,7 +180,7 @@ fn launches_of(window: &FinishedWindow) -> FastMap<u64, Launched> {
     for (index, kernel) in window.kernels.iter().enumerate() {
         if let Some(correlation) = kernel.correlation {
             let entry = out.entry(correlation).or_default();
-            if kernel.blit.is_some() {
+            if kernel.blit().is_some() {
                 entry.copies += 1;
                 continue;
             }
@@ -336,7 +336,7 @@ pub fn emit_windows<S: TraceSink>(
                 args.push((K::Correlation.into(), Arg::Int(correlation)));
             }
             args.push((K::DispatchId.into(), Arg::Int(kernel.dispatch_id)));
-            let (category, event_name) = match kernel.blit {
+            let (category, event_name) = match kernel.blit() {
                 None => {
                     args.extend([
                         (K::Kind.into(), Arg::Str(vocab::KERNEL_KIND)),
@@ -383,13 +383,13 @@ pub fn emit_windows<S: TraceSink>(
                 args.push((EXTERNAL_ID, Arg::Int(external_id)));
             }
             graph_args(&mut args, kernel.graph);
-            if let Some(replay) = kernel.replay {
+            if let Some(replay) = kernel.replay() {
                 args.push((K::ReplayPass.into(), Arg::Int(replay.pass.into())));
             }
-            if let Some(files) = &kernel.thread_trace {
+            if let Some(files) = kernel.thread_trace() {
                 args.push((K::ThreadTrace.into(), Arg::Str(files)));
             }
-            for (counter, value) in kernel.counters.iter().chain(&kernel.counter_instances) {
+            for (counter, value) in kernel.counters().iter().chain(kernel.counter_instances()) {
                 args.push((ArgKey::Named(counter), Arg::Float(*value)));
             }
             writer.complete(&CompleteEvent {
@@ -410,7 +410,7 @@ pub fn emit_windows<S: TraceSink>(
                     kernel.start_ns,
                 )?;
             }
-            if kernel.blit.is_none() {
+            if kernel.blit().is_none() {
                 kernels_written += 1;
             }
             kernel_lanes.push(lane);
@@ -684,7 +684,7 @@ pub fn emit_windows<S: TraceSink>(
 fn counter_tracks<S: TraceSink>(writer: &mut S, windows: &[FinishedWindow]) -> io::Result<()> {
     let mut tracks: BTreeMap<(u32, &str), Vec<CounterSpan>> = BTreeMap::new();
     for kernel in windows.iter().flat_map(|w| &w.kernels) {
-        for (counter, value) in &kernel.counters {
+        for (counter, value) in kernel.counters() {
             tracks
                 .entry((kernel.device, counter.as_str()))
                 .or_default()
@@ -747,12 +747,8 @@ mod tests {
             external_id: Some(42),
             user_external_id: None,
             graph: None,
-            counters: Vec::new(),
-            counter_instances: Vec::new(),
-            blit: None,
             branch: None,
-            replay: None,
-            thread_trace: None,
+            extras: None,
         }
     }
 
@@ -851,8 +847,8 @@ mod tests {
     #[test]
     fn instance_values_are_args_beside_the_sum_and_draw_no_track_of_their_own() {
         let mut counted = kernel(5, Some(3), true);
-        counted.counters = vec![("SQ_WAVES".into(), 7.0)];
-        counted.counter_instances = vec![
+        counted.extras_mut().counters = vec![("SQ_WAVES".into(), 7.0)];
+        counted.extras_mut().counter_instances = vec![
             ("SQ_WAVES[XCC=0,INSTANCE=0]".into(), 3.0),
             ("SQ_WAVES[XCC=1,INSTANCE=0]".into(), 4.0),
         ];

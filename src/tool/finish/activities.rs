@@ -8,7 +8,7 @@ use super::replay;
 use super::thread_traces;
 use super::timeline::{self, TimelineContext, TimelineEvidence};
 use crate::window::{
-    CopyActivity, DeviceLane, FinishedWindow, GraphNode, KernelActivity, ReplayPass,
+    CopyActivity, DeviceLane, FinishedWindow, GraphNode, KernelActivity, KernelExtras, ReplayPass,
     RuntimeActivity,
 };
 use activity_store::{BuildCorrelationHasher, CopyDirection, FinalisedWindow};
@@ -87,20 +87,20 @@ pub fn finish(mut window: FinalisedWindow, span: &WindowSpan, cx: &Context) -> F
             external_id: row.external_id_default,
             user_external_id: row.external_id_user,
             graph: graph_node(row.graph_id, row.graph_node_id),
-            counters: Vec::new(),
-            counter_instances: Vec::new(),
-            blit: None,
             branch: None,
-            replay: None,
-            thread_trace: None,
+            extras: None,
         };
         match replay::passes_of(row.dispatch_id, row.start_ns, row.end_ns) {
             None => {
                 let taken = counters::take(row.dispatch_id, 0);
                 kernels.push(KernelActivity {
-                    counters: taken.sums,
-                    counter_instances: taken.instances,
-                    thread_trace: thread_traces::take(row.dispatch_id, 0),
+                    extras: KernelExtras {
+                        counters: taken.sums,
+                        counter_instances: taken.instances,
+                        thread_trace: thread_traces::take(row.dispatch_id, 0),
+                        ..KernelExtras::default()
+                    }
+                    .boxed(),
                     ..kernel
                 })
             }
@@ -114,15 +114,19 @@ pub fn finish(mut window: FinalisedWindow, span: &WindowSpan, cx: &Context) -> F
                     kernels.push(KernelActivity {
                         start_ns: pass.start_ns,
                         end_ns: pass.end_ns,
-                        counters: taken.sums,
-                        counter_instances: taken.instances,
-                        thread_trace: pass
-                            .number
-                            .and_then(|p| thread_traces::take(row.dispatch_id, p)),
-                        replay: pass.number.map(|pass_number| ReplayPass {
-                            pass: pass_number,
-                            passes: pass.passes,
-                        }),
+                        extras: KernelExtras {
+                            counters: taken.sums,
+                            counter_instances: taken.instances,
+                            thread_trace: pass
+                                .number
+                                .and_then(|p| thread_traces::take(row.dispatch_id, p)),
+                            replay: pass.number.map(|pass_number| ReplayPass {
+                                pass: pass_number,
+                                passes: pass.passes,
+                            }),
+                            ..KernelExtras::default()
+                        }
+                        .boxed(),
                         ..kernel.clone()
                     });
                 }

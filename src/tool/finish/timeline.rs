@@ -585,7 +585,7 @@ fn memsets_and_blit_copies(
             let part = dispatches
                 .binary_search(&out.kernels[i].dispatch_id)
                 .expect("listed above");
-            out.kernels[i].blit = Some(match plan {
+            out.kernels[i].extras_mut().blit = Some(match plan {
                 BlitPlan::Memset { parts, value } => Blit::Memset {
                     bytes: parts.bytes()[part],
                     value,
@@ -1168,12 +1168,8 @@ mod tests {
                 graph_id: GRAPH,
                 graph_node_id: GRAPH << 32 | node,
             }),
-            blit: None,
             branch: None,
-            replay: None,
-            thread_trace: None,
-            counters: Vec::new(),
-            counter_instances: Vec::new(),
+            extras: None,
         };
         let spec = |work, deps: &[u32], detail| NodeSpec {
             work,
@@ -1251,12 +1247,8 @@ mod tests {
             external_id: None,
             user_external_id: None,
             graph: None,
-            counters: Vec::new(),
-            counter_instances: Vec::new(),
-            blit: None,
             branch: None,
-            replay: None,
-            thread_trace: None,
+            extras: None,
         };
         let mut out = FinishedWindow {
             kernel_symbols: vec!["__amd_rocclr_fillBufferAligned".into()],
@@ -1285,7 +1277,7 @@ mod tests {
         let bytes: Vec<Option<u64>> = out
             .kernels
             .iter()
-            .map(|k| match k.blit {
+            .map(|k| match k.blit() {
                 Some(Blit::Memset { bytes, value: 1 }) => Some(bytes),
                 _ => None,
             })

@@ -90,7 +90,12 @@ pub struct KernelExtras {
 impl KernelExtras {
     /// These extras as a kernel holds them: `None` when there are none.
     pub fn boxed(self) -> Option<Box<KernelExtras>> {
-        (self != KernelExtras::default()).then(|| Box::new(self))
+        let empty = self.counters.is_empty()
+            && self.counter_instances.is_empty()
+            && self.blit.is_none()
+            && self.replay.is_none()
+            && self.thread_trace.is_none();
+        (!empty).then(|| Box::new(self))
     }
 }
 
@@ -320,4 +325,48 @@ pub struct FinishedWindow {
     /// `key=value` lines for the trace metadata: attribution counts,
     /// completeness, drops.
     pub summary: Vec<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_kernel_holds_extras_only_when_it_has_some() {
+        assert_eq!(KernelExtras::default().boxed(), None);
+        let counted = KernelExtras {
+            counters: vec![("SQ_WAVES".into(), 1.0)],
+            ..KernelExtras::default()
+        };
+        let kernel = KernelActivity {
+            extras: counted.clone().boxed(),
+            ..KernelActivity::default()
+        };
+        assert_eq!(kernel.counters(), counted.counters.as_slice());
+        let blit = Blit::Memset { bytes: 4, value: 0 };
+        let pass = ReplayPass { pass: 1, passes: 2 };
+        for extras in [
+            KernelExtras {
+                blit: Some(blit),
+                ..KernelExtras::default()
+            },
+            KernelExtras {
+                replay: Some(pass),
+                ..KernelExtras::default()
+            },
+            KernelExtras {
+                thread_trace: Some("t.att".into()),
+                ..KernelExtras::default()
+            },
+        ] {
+            assert!(extras.boxed().is_some());
+        }
+        let mut plain = KernelActivity::default();
+        assert_eq!(
+            (plain.blit(), plain.replay(), plain.thread_trace()),
+            (None, None, None)
+        );
+        plain.extras_mut().blit = Some(blit);
+        assert_eq!(plain.blit(), Some(blit));
+    }
 }

@@ -70,10 +70,42 @@ pub struct ChromeTraceWriter<W: Write> {
     out: W,
     first: bool,
     event: Vec<u8>,
-    /// `, "key": ` for each vocabulary key, by `MetadataKey`: a trace
+    /// `"key": ` for each vocabulary key, by `MetadataKey`: a trace
     /// writes a dozen keys per kernel, so each is spelled once, not
     /// escaped and quoted per event.
-    known_keys: Vec<Vec<u8>>,
+    known_keys: Vec<KeyJson>,
+}
+
+/// A vocabulary key's JSON, in a block of fixed size: copying the whole
+/// block is a few stores the compiler lays out, where a copy of the key's
+/// own length is a call to memcpy, and the bytes past the key are cut
+/// off again.
+struct KeyJson {
+    block: [u8; KEY_JSON_BLOCK],
+    len: usize,
+}
+
+/// Room for the longest vocabulary key's `"key": ` (a test checks).
+const KEY_JSON_BLOCK: usize = 48;
+
+impl KeyJson {
+    fn new(name: &str) -> KeyJson {
+        let mut json = Vec::new();
+        push_json_string(&mut json, name);
+        json.extend_from_slice(b": ");
+        let mut block = [b' '; KEY_JSON_BLOCK];
+        block[..json.len()].copy_from_slice(&json);
+        KeyJson {
+            block,
+            len: json.len(),
+        }
+    }
+
+    fn push(&self, out: &mut Vec<u8>) {
+        let end = out.len() + self.len;
+        out.extend_from_slice(&self.block);
+        out.truncate(end);
+    }
 }
 
 impl<W: Write> ChromeTraceWriter<W> {
@@ -81,12 +113,7 @@ impl<W: Write> ChromeTraceWriter<W> {
         out.write_all(b"{\n  \"schemaVersion\": 1,\n  \"traceEvents\": [\n")?;
         let known_keys = vocab::CATALOG
             .iter()
-            .map(|spec| {
-                let mut json = b", ".to_vec();
-                push_json_string(&mut json, spec.name);
-                json.extend_from_slice(b": ");
-                json
-            })
+            .map(|spec| KeyJson::new(spec.name))
             .collect();
         Ok(ChromeTraceWriter {
             out,
@@ -128,14 +155,12 @@ impl<W: Write> ChromeTraceWriter<W> {
         if !event.args.is_empty() {
             e.extend_from_slice(b", \"args\": {");
             for (i, (key, value)) in event.args.iter().enumerate() {
-                // The first key has no ", " before it.
-                let skip = if i == 0 { 2 } else { 0 };
+                if i > 0 {
+                    e.extend_from_slice(b", ");
+                }
                 match key {
-                    ArgKey::Known(key) => {
-                        e.extend_from_slice(&self.known_keys[*key as usize][skip..]);
-                    }
+                    ArgKey::Known(key) => self.known_keys[*key as usize].push(e),
                     ArgKey::Named(name) => {
-                        e.extend_from_slice(&b", "[skip..]);
                         push_json_string(e, name);
                         e.extend_from_slice(b": ");
                     }
@@ -378,6 +403,17 @@ mod tests {
             }
         }
         assert!(!may_need_escaping(b""));
+    }
+
+    #[test]
+    fn every_vocabulary_key_fits_its_fixed_block() {
+        for spec in vocab::CATALOG {
+            let key = KeyJson::new(spec.name);
+            assert!(key.len <= KEY_JSON_BLOCK, "{}", spec.name);
+            let mut out = b"{".to_vec();
+            key.push(&mut out);
+            assert_eq!(out, format!("{{\"{}\": ", spec.name).into_bytes());
+        }
     }
 
     #[test]

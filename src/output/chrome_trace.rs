@@ -340,7 +340,7 @@ fn may_need_escaping(s: &[u8]) -> bool {
     let n = s.len();
     if n >= 8 {
         let mut words = s.chunks_exact(8);
-        if (&mut words).any(|w| word_may_need_escaping(word(w))) {
+        if words.any(|w| word_may_need_escaping(word(w))) {
             return true;
         }
         !words.remainder().is_empty() && word_may_need_escaping(word(&s[n - 8..]))

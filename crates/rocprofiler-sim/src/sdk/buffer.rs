@@ -69,6 +69,11 @@ struct BufState {
     bytes: usize,
     /// LOSSLESS only: the full half waiting to be delivered.
     spare: Option<Vec<Rec>>,
+    /// Delivered halves, emptied, for records to land in again: the SDK
+    /// allocates a buffer's memory once and clears it after each delivery
+    /// (record_header_buffer.cpp: `allocate` in the constructor, `clear`
+    /// keeps the capacity), so a run does not allocate its records anew.
+    recycled: Vec<Vec<Rec>>,
     drop_count: u64,
     flush_requested: bool,
     holds_retirement: bool,
@@ -109,7 +114,8 @@ impl Buffer {
             if self.policy == sys::rocprofiler_buffer_policy_t::LOSSLESS {
                 if st.spare.is_none() {
                     // Swap halves and ask for the full one to be delivered.
-                    let full = std::mem::take(&mut st.active);
+                    let next = st.recycled.pop().unwrap_or_default();
+                    let full = std::mem::replace(&mut st.active, next);
                     st.spare = Some(full);
                     st.bytes = 0;
                     st.flush_requested = true;
@@ -155,9 +161,9 @@ fn deliver_buffer(buf: &Buffer) {
         if let Some(s) = st.spare.take() {
             batches.push(s);
         }
-        let active = std::mem::take(&mut st.active);
-        if !active.is_empty() {
-            batches.push(active);
+        if !st.active.is_empty() {
+            let next = st.recycled.pop().unwrap_or_default();
+            batches.push(std::mem::replace(&mut st.active, next));
         }
         st.bytes = 0;
         st.flush_requested = false;
@@ -188,6 +194,12 @@ fn deliver_buffer(buf: &Buffer) {
                 drops,
             )
         };
+        batch.clear();
+        let mut st = lock(&buf.state);
+        // At most the two halves a buffer has.
+        if st.recycled.len() < 2 {
+            st.recycled.push(batch);
+        }
     }
 }
 

@@ -319,22 +319,29 @@ impl Attribution {
         let blits = self.blits.read().unwrap_or_else(|p| p.into_inner()).clone();
         let stubs = self.stubs.read().unwrap_or_else(|p| p.into_inner()).clone();
         let mut observations = Vec::with_capacity(window.kernels.len() + window.copies.len());
-        for row in window.kernels.rows() {
+        // The eight columns the rules read, not whole rows gathered from
+        // all nineteen.
+        let k = &window.kernels;
+        let (correlations, kernel_ids, grids, blocks) =
+            (k.correlation_id(), k.kernel_id(), k.grid(), k.workgroup());
+        let (queues, dispatches, starts, ends) =
+            (k.queue(), k.dispatch_id(), k.start_ns(), k.end_ns());
+        for i in 0..k.len() {
             observations.push(Observation {
-                correlation_id: row.correlation_id,
-                observed: if let Some(&kind) = blits.get(&row.kernel_id) {
+                correlation_id: correlations[i],
+                observed: if let Some(&kind) = blits.get(&kernel_ids[i]) {
                     Observed::Blit(kind)
                 } else {
                     Observed::Kernel(KernelShape {
-                        kernel_id: row.kernel_id,
-                        grid: row.grid,
-                        block: row.workgroup,
+                        kernel_id: kernel_ids[i],
+                        grid: grids[i],
+                        block: blocks[i],
                     })
                 },
-                queue_id: row.queue,
-                dispatch_id: Some(row.dispatch_id),
-                start_ns: row.start_ns,
-                end_ns: row.end_ns,
+                queue_id: queues[i],
+                dispatch_id: Some(dispatches[i]),
+                start_ns: starts[i],
+                end_ns: ends[i],
             });
         }
         // A copy whose direction the decoder could not read matches nothing

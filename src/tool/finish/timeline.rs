@@ -439,12 +439,18 @@ pub fn finish(
     let details: FastMap<u64, (Detail, Option<u64>)> =
         calls.keys().filter_map(|c| ev.details.remove(c)).collect();
 
-    // Streams' devices, from proven work.
+    // Streams' devices, from proven work: gathered here first, so the
+    // shared map takes one insert per stream, not one per kernel (each a
+    // SipHash and a shard lock).
     if cx.links_proven {
+        let mut devices: FastMap<u64, u32> = FastMap::default();
         for k in &out.kernels {
             if let (Some(s), Some(_)) = (k.stream, k.correlation) {
-                ev.stream_device.insert(s, k.device);
+                devices.insert(s, k.device);
             }
+        }
+        for (stream, device) in devices {
+            ev.stream_device.insert(stream, device);
         }
     }
     let device_of = |stream: Option<u64>| stream.and_then(|s| ev.stream_device.get(&s).map(|d| *d));

@@ -169,20 +169,21 @@ fn pipeline(c: &mut Criterion) {
             store.push_kernels(&batch);
             store.close_window(window, u64::MAX).unwrap();
             let finished = store.finalise(window).unwrap();
-            let observations: Vec<Observation> = finished
-                .kernels
-                .rows()
-                .map(|row| Observation {
-                    correlation_id: row.correlation_id,
+            // As the tool reads them (src/tool/finish/attribution.rs): the
+            // eight columns the rules use.
+            let k = &finished.kernels;
+            let observations: Vec<Observation> = (0..k.len())
+                .map(|i| Observation {
+                    correlation_id: k.correlation_id()[i],
                     observed: Observed::Kernel(KernelShape {
-                        kernel_id: row.kernel_id,
-                        grid: row.grid,
-                        block: row.workgroup,
+                        kernel_id: k.kernel_id()[i],
+                        grid: k.grid()[i],
+                        block: k.workgroup()[i],
                     }),
-                    queue_id: row.queue,
-                    dispatch_id: Some(row.dispatch_id),
-                    start_ns: row.start_ns,
-                    end_ns: row.end_ns,
+                    queue_id: k.queue()[i],
+                    dispatch_id: Some(k.dispatch_id()[i]),
+                    start_ns: k.start_ns()[i],
+                    end_ns: k.end_ns()[i],
                 })
                 .collect();
             let evidence = WindowEvidence {

@@ -42,23 +42,19 @@ fn thread_cpu() -> f64 {
     t.tv_sec as f64 + t.tv_nsec as f64 / 1e9
 }
 
+/// `getrusage` of this thread or of the whole process (`who`).
+fn rusage(who: libc::c_int) -> libc::rusage {
+    let mut u = std::mem::MaybeUninit::<libc::rusage>::zeroed();
+    // SAFETY: getrusage writes one rusage through a valid pointer.
+    unsafe { libc::getrusage(who, u.as_mut_ptr()) };
+    // SAFETY: initialised by getrusage (and zeroed before).
+    unsafe { u.assume_init() }
+}
+
 /// Minor page faults this thread has taken: the kernel's share of touching
 /// fresh memory, counted exactly where CPU time on a shared machine is not.
 fn thread_faults() -> u64 {
-    let mut u = std::mem::MaybeUninit::<libc::rusage>::zeroed();
-    // SAFETY: getrusage writes one rusage through a valid pointer.
-    unsafe { libc::getrusage(libc::RUSAGE_THREAD, u.as_mut_ptr()) };
-    // SAFETY: initialised by getrusage (and zeroed before).
-    unsafe { u.assume_init() }.ru_minflt as u64
-}
-
-/// Minor page faults of the whole process so far.
-fn process_faults() -> u64 {
-    let mut u = std::mem::MaybeUninit::<libc::rusage>::zeroed();
-    // SAFETY: getrusage writes one rusage through a valid pointer.
-    unsafe { libc::getrusage(libc::RUSAGE_SELF, u.as_mut_ptr()) };
-    // SAFETY: initialised by getrusage (and zeroed before).
-    unsafe { u.assume_init() }.ru_minflt as u64
+    rusage(libc::RUSAGE_THREAD).ru_minflt as u64
 }
 
 /// Microseconds per 4 KiB page of: a first touch of a fresh anonymous
@@ -115,11 +111,7 @@ fn kernel_costs(dir: &Path) {
 
 /// (user and system CPU seconds of every thread so far, peak RSS in KiB).
 fn usage() -> (f64, f64, u64) {
-    let mut u = std::mem::MaybeUninit::<libc::rusage>::zeroed();
-    // SAFETY: getrusage writes one rusage through a valid pointer.
-    unsafe { libc::getrusage(libc::RUSAGE_SELF, u.as_mut_ptr()) };
-    // SAFETY: initialised by getrusage (and zeroed before).
-    let u = unsafe { u.assume_init() };
+    let u = rusage(libc::RUSAGE_SELF);
     let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
     (secs(u.ru_utime), secs(u.ru_stime), u.ru_maxrss as u64)
 }
@@ -233,7 +225,7 @@ fn main() {
          \"minflt\": {}, \"trace_bytes\": {trace_bytes}, \"windows\": [{}]}}",
         args[2],
         heap::usage().peak,
-        process_faults(),
+        rusage(libc::RUSAGE_SELF).ru_minflt,
         windows_json.join(", ")
     );
 }

@@ -73,18 +73,9 @@ for label, prefix in ((f"baseline {sys.argv[2]}", "base-"), ("this tree", "")):
           f"{f(off, 'finish_s'):.2f} / {f(on, 'finish_s'):.2f} us, writing {f(off, 'write_s'):.2f} / {f(on, 'write_s'):.2f} us (off / on)"
           + "".join(f"; page faults finishing and writing, {m}: {sum(w['faults'] for w in r['windows'])}"
                     for m, r in (("off", off), ("on", on)) if "faults" in r["windows"][0]))
-# The least CPU of each mode leans on the one quietest no-tool run. Each
-# round runs every mode back to back, so a round's own difference shares
-# that round's state of the machine: their median is the steadier figure.
-import statistics
-reps = sorted(int(f.rsplit(".", 2)[-2]) for f in glob.glob(f"{sys.argv[1]}/none.*.json"))
-run = lambda mode, rep: cpu(json.load(open(f"{sys.argv[1]}/{mode}.{rep}.json")))
-paired = lambda mode: statistics.median(run(mode, rep) - run("none", rep) for rep in reps) / n * 1e6
-print(f"median of the {len(reps)} rounds' own differences: baseline {sys.argv[2]} off +{paired('base-off'):.2f} / "
-      f"on +{paired('base-on'):.2f} us, this tree off +{paired('off'):.2f} / on +{paired('on'):.2f} us")
 PY
 fi
-python3 - "$work" <<'PY'
+python3 - "$work" ${base_bin:+"$base_rev"} <<'PY'
 import json, sys
 import glob
 cpu = lambda r: r["user_s"] + r["sys_s"]
@@ -99,12 +90,17 @@ print(f"{n} dispatches in {len(on['windows'])} window(s), 32x200 scaled to 1M pe
 print(f"CPU per dispatch, whole process: no tool {cpu(none) / n * 1e6:.2f} us (the simulator), "
       f"tool with attribution off +{(cpu(off) - cpu(none)) / n * 1e6:.2f} us, "
       f"on +{(cpu(on) - cpu(none)) / n * 1e6:.2f} us (goal: at most +1.00)")
+# The least CPU of each mode leans on the one quietest no-tool run. Each
+# round runs every mode back to back, so a round's own difference shares
+# that round's state of the machine: their median is the steadier figure.
 import statistics
 reps = sorted(int(f.rsplit(".", 2)[-2]) for f in glob.glob(f"{sys.argv[1]}/none.*.json"))
 run = lambda mode, rep: json.load(open(f"{sys.argv[1]}/{mode}.{rep}.json"))
 paired = lambda mode: statistics.median(cpu(run(mode, r)) - cpu(run("none", r)) for r in reps) / n * 1e6
+medians = lambda prefix: f"off +{paired(prefix + 'off'):.2f} us, on +{paired(prefix + 'on'):.2f} us"
+baseline = (f"; baseline {sys.argv[2]} {medians('base-')}" if len(sys.argv) > 2 else "")
 print(f"  the median of the {len(reps)} rounds' own differences (each round runs the modes back to back): "
-      f"off +{paired('off'):.2f} us, on +{paired('on'):.2f} us")
+      f"{medians('')}{baseline}")
 for name, r in (("off", off), ("on", on)):
     finish = sum(w["finish_s"] for w in r["windows"]) / n * 1e6
     write = sum(w["write_s"] for w in r["windows"]) / n * 1e6

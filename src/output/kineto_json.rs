@@ -17,14 +17,9 @@ use crate::vocabulary::{self as vocab, MetadataKey as K};
 use crate::window::{
     Blit, CopyActivity, FinishedWindow, GpuRef, GraphNode, KernelActivity, SyncKind,
 };
-use activity_store::{BuildCorrelationHasher, CopyDirection};
-use std::collections::{BTreeMap, HashMap, HashSet};
+use activity_store::{CopyDirection, FastMap, FastSet};
+use std::collections::BTreeMap;
 use std::io::{self, Write};
-
-/// Maps and sets looked up once per event: ids, lanes and correlations are
-/// ours or the SDK's, not attacker input, so SipHash buys nothing here.
-type FastMap<K, V> = HashMap<K, V, BuildCorrelationHasher>;
-type FastSet<T> = HashSet<T, BuildCorrelationHasher>;
 
 /// CPU threads are drawn in one process lane, after the devices.
 const HOST_PID: u64 = 1_000_000;
@@ -935,7 +930,7 @@ mod tests {
             runtime: vec![launch(5)],
             ..Default::default()
         });
-        let by_name: HashMap<&str, vocab::ValueType> = vocab::CATALOG
+        let by_name: std::collections::HashMap<&str, vocab::ValueType> = vocab::CATALOG
             .iter()
             .map(|spec| (spec.name, spec.value))
             .collect();

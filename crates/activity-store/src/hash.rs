@@ -44,3 +44,7 @@ impl Hasher for CorrelationHasher {
 }
 
 pub type BuildCorrelationHasher = BuildHasherDefault<CorrelationHasher>;
+
+/// A map or set of the tool's integer keys on [`CorrelationHasher`].
+pub type FastMap<K, V> = std::collections::HashMap<K, V, BuildCorrelationHasher>;
+pub type FastSet<T> = std::collections::HashSet<T, BuildCorrelationHasher>;

@@ -47,7 +47,7 @@ pub use frames::{
     ApiCallFrame, ApiCallRow, CopyFrame, CopyRow, GraphColumnsMut, GraphLaunchFrame,
     GraphLaunchRow, KernelFrame, KernelRow, LinkageColumnsMut,
 };
-pub use hash::{BuildCorrelationHasher, CorrelationHasher};
+pub use hash::{BuildCorrelationHasher, CorrelationHasher, FastMap, FastSet};
 pub use linkage::ExternalDomain;
 pub use records::{AgentId, CopyDirection, GraphLaunch, HipApiCall, KernelDispatch, MemoryCopy};
 pub use stats::WindowStats;

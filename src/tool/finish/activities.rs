@@ -11,7 +11,7 @@ use crate::window::{
     CopyActivity, DeviceLane, FinishedWindow, GraphNode, KernelActivity, KernelExtras, ReplayPass,
     RuntimeActivity,
 };
-use activity_store::{BuildCorrelationHasher, CopyDirection, FinalisedWindow};
+use activity_store::{CopyDirection, FastMap, FinalisedWindow};
 use rocprofiler_sys::hip_runtime_api_id;
 use std::collections::HashMap;
 
@@ -54,7 +54,7 @@ pub fn finish(mut window: FinalisedWindow, span: &WindowSpan, cx: &Context) -> F
         summary.push("graph_attribution=disabled".to_string());
     }
     // Looked up once per kernel record: the fast hasher, not SipHash.
-    let mut name_index: HashMap<u64, u32, BuildCorrelationHasher> = HashMap::default();
+    let mut name_index: FastMap<u64, u32> = FastMap::default();
     let mut kernel_names: Vec<String> = Vec::new();
     let mut kernel_symbols: Vec<String> = Vec::new();
     let k = &window.kernels;

@@ -21,7 +21,7 @@ use super::captures::Captures;
 use super::presence::Presence;
 use super::roles;
 use activity_store::BuildCorrelationHasher;
-use activity_store::{CopyDirection, FinalisedWindow};
+use activity_store::{CopyDirection, FastMap, FinalisedWindow};
 use dashmap::DashMap;
 use graph_attribution::{
     attribute_window, Assumptions, BlitKind, Call, CallWork, Direction, ExecContents, ExecHandle,
@@ -445,10 +445,6 @@ fn assumptions_from_env() -> Assumptions {
     }
     assumptions
 }
-
-/// Maps looked up per record or per call: keys are the SDK's ids and
-/// handles, not attacker input, so SipHash buys nothing.
-type FastMap<K, V> = HashMap<K, V, BuildCorrelationHasher>;
 
 /// A call's CPU side a linked record takes: (default External id, user
 /// External id, stream).

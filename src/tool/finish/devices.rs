@@ -1,12 +1,11 @@
 //! GPUs as kineto lanes: agent handle -> device index + name. Filled from
 //! the SDK's agents (tool/sdk/agents.rs); read when a window is finished.
-use activity_store::BuildCorrelationHasher;
-use std::collections::HashMap;
+use activity_store::FastMap;
 
 #[derive(Clone, Debug, Default)]
 pub struct Devices {
     /// Looked up once per record when a window is finished.
-    by_agent: HashMap<u64, (u32, String), BuildCorrelationHasher>,
+    by_agent: FastMap<u64, (u32, String)>,
 }
 
 impl Devices {

@@ -27,7 +27,7 @@ use crate::window::{
     Annotation, Blit, Dependency, EventActivity, FinishedWindow, GpuAnnotation, GpuRef, GraphNode,
     HostFnActivity, Overhead, SyncActivity, SyncKind,
 };
-use activity_store::{BuildCorrelationHasher, CopyDirection, FinalisedWindow};
+use activity_store::{CopyDirection, FastMap, FinalisedWindow};
 use dashmap::DashMap;
 use graph_attribution::{Direction, ExecContents, FillParts, NodeDetail, NodeWork};
 use once_cell::sync::Lazy;
@@ -35,9 +35,6 @@ use rocprofiler_sys::hip_runtime_api_id;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
-
-/// The per-record maps here are keyed by correlation ids and indices.
-type FastMap<K, V> = HashMap<K, V, BuildCorrelationHasher>;
 
 /// The opt-in setting for graph dependency arrows.
 pub const DEPENDENCY_ARROWS_VAR: &str = "KINETO_ROCM_GRAPH_DEPENDENCY_ARROWS";

@@ -235,6 +235,13 @@ fn faithful_trace(runs: &[RunTruth], markers: &MarkerIds) -> Trace {
     trace
 }
 
+/// Where the trace's kernel events are, in order.
+fn kernel_indices(trace: &Trace) -> Vec<usize> {
+    (0..trace.events.len())
+        .filter(|&i| trace.events[i].category == GpuCategory::Kernel)
+        .collect()
+}
+
 fn check(runs: &[RunTruth], sdk: u32, trace: &Trace) -> Validation {
     validate(
         runs,
@@ -831,9 +838,7 @@ fn counter_instance_values_equal_to_the_truth_are_clean_and_counted() {
 fn a_wrong_unreadable_or_repeated_instance_value_is_wrong_and_a_lacking_one_missing() {
     let runs = counted_session();
     let mut trace = faithful_trace(&runs, &markers());
-    let kernels: Vec<usize> = (0..trace.events.len())
-        .filter(|&i| trace.events[i].category == GpuCategory::Kernel)
-        .collect();
+    let kernels = kernel_indices(&trace);
     trace.events[kernels[0]].counter_instances[1].1 += 1.0;
     trace.events[kernels[1]].counter_instances[0].0 = "SQ_WAVES[XCC=0".into();
     let repeat = trace.events[kernels[2]].counter_instances[0].clone();
@@ -866,9 +871,7 @@ fn counter_values_equal_to_the_truth_are_clean_and_counted() {
 fn a_wrong_or_unproven_counter_value_fails_and_a_missing_one_is_counted() {
     let runs = counted_session();
     let mut trace = faithful_trace(&runs, &markers());
-    let kernels: Vec<usize> = (0..trace.events.len())
-        .filter(|&i| trace.events[i].category == GpuCategory::Kernel)
-        .collect();
+    let kernels = kernel_indices(&trace);
     trace.events[kernels[0]].counters[0].1 += 1.0;
     trace.events[kernels[1]]
         .counters

@@ -435,3 +435,72 @@ fn graph_event_nodes_record_after_their_dependencies_and_order_the_next_replay()
         }
     }
 }
+
+/// A synchronising call returns after the work it waited for has ended, under
+/// virtual time too (where work completes as soon as its times are known):
+/// otherwise the host's clock falls behind the device's and every later
+/// launch looks queued behind all earlier ones.
+#[test]
+fn under_virtual_time_a_stream_synchronize_returns_after_its_work_ends() {
+    let _s = serial();
+    let e = env();
+    let steps: Vec<String> = (0..4)
+        .map(|_| {
+            r#"{"launch": {"exec": "e", "stream": "s", "times": 20}},
+               {"synchronize_stream": {"stream": "s"}}"#
+                .to_string()
+        })
+        .collect();
+    let workload = format!(
+        r#"{{"sdk_version": "1.3.0", "devices": 1,
+            "durations": {{"default_kernel_ns": 50000}},
+            "graphs": [{{"name": "g", "nodes": [{{"kernel": "a"}}, {{"kernel": "b", "deps": [0]}}]}}],
+            "threads": [{{"name": "main", "ops": [
+                {{"create_stream": {{"name": "s"}}}},
+                {{"instantiate": {{"graph": "g", "as": "e"}}}},
+                {}]}}]}}"#,
+        steps.join(",")
+    );
+    let options = RunOptions {
+        virtual_time: true,
+        ..rocm(3)
+    };
+    e.tool_clear();
+    e.sim
+        .run_workload(&workload, &options)
+        .expect("the workload runs");
+    e.sim
+        .wait_idle(std::time::Duration::from_secs(60))
+        .expect("idle");
+    let t = e.sim.ground_truth().unwrap().runs.pop().unwrap();
+    let syncs: Vec<_> = t
+        .calls
+        .iter()
+        .filter(|c| c.name == "hipStreamSynchronize")
+        .collect();
+    assert_eq!(syncs.len(), 4);
+    for sync in syncs {
+        let awaited: Vec<&OpTruth> = t
+            .ops
+            .iter()
+            .filter(|o| o.launch_correlation_id < sync.correlation_id)
+            .collect();
+        assert!(!awaited.is_empty());
+        let last_end = awaited.iter().map(|o| o.end_ns).max().unwrap();
+        assert!(
+            sync.exit_ns >= last_end,
+            "hipStreamSynchronize (correlation {}) returned at {} before its stream's work ended at {}",
+            sync.correlation_id,
+            sync.exit_ns,
+            last_end
+        );
+        // And the next step's work is processed after it, not before.
+        for later in t
+            .ops
+            .iter()
+            .filter(|o| o.launch_correlation_id > sync.correlation_id)
+        {
+            assert!(later.start_ns >= last_end);
+        }
+    }
+}

@@ -10,7 +10,7 @@ use super::context::Ctx;
 use super::graphs::{DST_ADDRESS, HOST_FN_ADDRESS, SRC_ADDRESS};
 use super::rng::Rng;
 use super::submission::{Eager, Submission};
-use crate::sdk::os::{lock, now_ns};
+use crate::sdk::os::{advance_to, lock, now_ns};
 use crate::truth::EventTruth;
 use rocprofiler_sys as sys;
 use rocprofiler_sys::hip_runtime_api_id as api;
@@ -34,10 +34,23 @@ fn op(name: &str) -> i32 {
 const SYNC_LIMIT: Duration = Duration::from_secs(30);
 
 /// Blocks the calling thread until every mark has completed (a
-/// synchronising HIP call).
+/// synchronising HIP call), and returns no earlier than the last one's end:
+/// the call returns once the awaited command has ended (hip_stream.cpp
+/// `hipStreamSynchronize_common` -> `finish()`; events and the device
+/// likewise wait for their commands), so under virtual time, where a
+/// command completes as soon as its times are known, the clock skips to
+/// that end (`os::advance_to`).
 fn block_until<M: Submission>(model: &M, marks: &[M::Mark]) {
     let began = Instant::now();
-    while !marks.iter().all(|m| model.mark_done(m, now_ns()).is_some()) {
+    loop {
+        let now = now_ns();
+        let ends: Option<Vec<u64>> = marks.iter().map(|m| model.mark_done(m, now)).collect();
+        if let Some(ends) = ends {
+            if let Some(&last) = ends.iter().max() {
+                advance_to(last);
+            }
+            return;
+        }
         if began.elapsed() > SYNC_LIMIT {
             eprintln!("rocprofiler-sim: a synchronising call gave up after {SYNC_LIMIT:?}");
             return;

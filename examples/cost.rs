@@ -14,11 +14,12 @@
 //! same in both. Graph attribution follows the tool's own setting
 //! (KINETO_ROCM_DISABLE_GRAPH_ATTRIBUTION). Prints one JSON object: CPU
 //! seconds of the whole process (every thread, user + system), peak RSS,
-//! and for `tool` the dispatches, the tool's heap (live bytes with the
-//! window open and every record delivered; peak) and per window its CPU
-//! seconds, the CPU seconds and minor page faults finishing and writing
-//! took on this thread, and the live heap after it; the minor page faults
-//! of the whole process and the bytes of trace written.
+//! and for `tool` the dispatches and how many got graph keys, the tool's
+//! heap (live bytes with the window open and every record delivered; peak)
+//! and per window its CPU seconds, the CPU seconds and minor page faults
+//! finishing and writing took on this thread, and the live heap after it;
+//! the minor page faults of the whole process and the bytes of trace
+//! written.
 //! `--kernel-costs` measures what the kernel charges this machine for the
 //! two things a window's size makes it do: a page touched for the first
 //! time (256 MiB of a fresh mapping, a write per page) and a MiB written
@@ -153,6 +154,7 @@ fn main() {
     let sim = Simulator::load_default().unwrap_or_else(|e| fail("simulator", e));
     heap::count();
     let mut dispatches = 0usize;
+    let mut attributed = 0u64;
     let mut held = 0usize;
     let mut trace_bytes = 0u64;
     let mut per_window = Vec::new();
@@ -185,6 +187,12 @@ fn main() {
         let finish_s = thread_cpu() - started;
         let in_window: usize = finished.iter().map(|f| f.kernels.len()).sum();
         dispatches += in_window;
+        attributed += finished
+            .iter()
+            .flat_map(|f| &f.summary)
+            .filter_map(|line| line.strip_prefix("attributed="))
+            .filter_map(|n| n.parse::<u64>().ok())
+            .sum::<u64>();
         held = held.max(open_heap / in_window.max(1));
         let file = trace_dir.join(format!("cost-{}.{w}.json", std::process::id()));
         let started = thread_cpu();
@@ -220,7 +228,7 @@ fn main() {
         })
         .collect();
     println!(
-        "{{\"mode\": \"{}\", \"dispatches\": {dispatches}, \"user_s\": {user:.4}, \"sys_s\": {sys:.4}, \
+        "{{\"mode\": \"{}\", \"dispatches\": {dispatches}, \"attributed\": {attributed}, \"user_s\": {user:.4}, \"sys_s\": {sys:.4}, \
          \"maxrss_kib\": {rss_kib}, \"tool_peak_bytes\": {}, \"held_bytes_per_dispatch\": {held}, \
          \"minflt\": {}, \"trace_bytes\": {trace_bytes}, \"windows\": [{}]}}",
         args[2],

@@ -2,7 +2,14 @@
 # What the tool costs a process per dispatch, side by side in one run:
 #   no tool / tool with graph attribution off / tool with attribution on,
 # on the shipped 32x200 graph workload scaled to 1M dispatches per window
-# (virtual time, no jitter). Each mode runs examples/cost.rs, which links
+# (virtual time, no jitter). SHAPE says how it is scaled:
+#   steps (default)  625 steps of 50 launches, each step ending in
+#                    hipStreamSynchronize, as a training loop's do: every
+#                    record gets its graph keys, so "on" is the cost of
+#                    attributing;
+#   launches         31,250 launches back to back: the queue backs up, and
+#                    rules::backlog withholds every record (as it must),
+#                    so "on" is the cost of withholding. Each mode runs examples/cost.rs, which links
 # the tool in and counts its own heap with a counting allocator (the
 # simulator's allocations are not counted); the tool modes write each
 # window's JSON trace as it closes.
@@ -14,7 +21,9 @@
 #   BASELINE=REV scripts/bench-cost.sh ...  also builds commit REV (from git
 #                         archive, in target/baseline) and runs its two tool
 #                         modes in the same rounds, so before and after are
-#                         measured side by side on this shared machine.
+#                         measured side by side on this shared machine (both
+#                         on this tree's simulator).
+#   SHAPE=launches scripts/bench-cost.sh ...  the other scaling (above).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 windows="${1:-1}"
@@ -34,13 +43,28 @@ if [ -n "${BASELINE:-}" ]; then
     cargo build --release -q -p rocprofiler-sim &&
     cargo build --release -q -p kineto-rocm --example cost)
   base_bin="$target/baseline/release/examples/cost"
+  # Both trees' tools run on this tree's simulator, so the two sides see the
+  # same SDK and runtime and differ only in the tool (host.rs
+  # `locate_library` takes the newest copy beside the binary).
+  for lib in "$target/baseline/release" "$target/baseline/release/deps"; do
+    cp -f "$target/release/librocprofiler_sim.so" "$lib/librocprofiler_sim.so"
+  done
 fi
-python3 - tests/workloads/graph-32x200.json "$work/graph-32x1m.json" <<'PY'
+shape="${SHAPE:-steps}"
+python3 - tests/workloads/graph-32x200.json "$work/graph-32x1m.json" "$shape" <<'PY'
 import json, sys
 w = json.load(open(sys.argv[1]))
-for op in w["threads"][0]["ops"]:
-    if "launch" in op:
-        op["launch"]["times"] = 1_000_000 // len(w["graphs"][0]["nodes"])
+ops = w["threads"][0]["ops"]
+at = next(i for i, op in enumerate(ops) if "launch" in op)
+launch = ops[at]["launch"]
+launches = 1_000_000 // len(w["graphs"][0]["nodes"])
+if sys.argv[3] == "launches":
+    ops[at] = {"launch": dict(launch, times=launches)}
+elif sys.argv[3] == "steps":
+    step = [{"launch": dict(launch, times=50)}, {"synchronize_stream": {"stream": launch["stream"]}}]
+    ops[at:at + 1] = step * (launches // 50)
+else:
+    sys.exit(f"bench-cost.sh: SHAPE={sys.argv[3]!r}: expected steps or launches")
 json.dump(w, open(sys.argv[2], "w"))
 PY
 for rep in $(seq "$reps"); do
@@ -75,7 +99,7 @@ for label, prefix in ((f"baseline {sys.argv[2]}", "base-"), ("this tree", "")):
                     for m, r in (("off", off), ("on", on)) if "faults" in r["windows"][0]))
 PY
 fi
-python3 - "$work" ${base_bin:+"$base_rev"} <<'PY'
+python3 - "$work" "$shape" ${base_bin:+"$base_rev"} <<'PY'
 import json, sys
 import glob
 cpu = lambda r: r["user_s"] + r["sys_s"]
@@ -85,8 +109,12 @@ def least(mode):
 none, off, on = least("none"), least("off"), least("on")
 n = on["dispatches"]
 assert n == off["dispatches"] and n > 0, "both tool runs see every dispatch"
-print(f"{n} dispatches in {len(on['windows'])} window(s), 32x200 scaled to 1M per window; "
+shape = {"steps": "625 steps of 50 launches, each ending in hipStreamSynchronize",
+         "launches": "31,250 launches back to back"}[sys.argv[2]]
+print(f"{n} dispatches in {len(on['windows'])} window(s), 32x200 scaled to 1M per window as {shape}; "
       f"least CPU of {len(glob.glob(sys.argv[1] + '/on.*.json'))} runs per mode")
+print(f"graph keys given with attribution on: {on['attributed']} of {n} records"
+      + ("" if on["attributed"] else " (every one withheld: what \"on\" costs here is withholding)"))
 print(f"CPU per dispatch, whole process: no tool {cpu(none) / n * 1e6:.2f} us (the simulator), "
       f"tool with attribution off +{(cpu(off) - cpu(none)) / n * 1e6:.2f} us, "
       f"on +{(cpu(on) - cpu(none)) / n * 1e6:.2f} us (goal: at most +1.00)")
@@ -98,7 +126,7 @@ reps = sorted(int(f.rsplit(".", 2)[-2]) for f in glob.glob(f"{sys.argv[1]}/none.
 run = lambda mode, rep: json.load(open(f"{sys.argv[1]}/{mode}.{rep}.json"))
 paired = lambda mode: statistics.median(cpu(run(mode, r)) - cpu(run("none", r)) for r in reps) / n * 1e6
 medians = lambda prefix: f"off +{paired(prefix + 'off'):.2f} us, on +{paired(prefix + 'on'):.2f} us"
-baseline = (f"; baseline {sys.argv[2]} {medians('base-')}" if len(sys.argv) > 2 else "")
+baseline = (f"; baseline {sys.argv[3]} {medians('base-')}" if len(sys.argv) > 3 else "")
 print(f"  the median of the {len(reps)} rounds' own differences (each round runs the modes back to back): "
       f"{medians('')}{baseline}")
 for name, r in (("off", off), ("on", on)):

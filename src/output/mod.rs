@@ -2,6 +2,8 @@
 //! from the session is the caller's business, so a writer only writes.
 pub mod chrome_trace;
 mod counter_tracks;
+mod event;
+mod event_shapes;
 pub mod kineto_json;
 pub mod pftrace;
 mod sink;

@@ -2,11 +2,12 @@
 //! produces (resolved against the kernel table and the exec's contents),
 //! which calls may write packets, and who produces records of each kind.
 
+use std::cell::OnceCell;
 use std::sync::Arc;
 
 use rustc_hash::FxHashMap;
 
-use crate::evidence::{CallWork, WindowEvidence};
+use crate::evidence::{Call, CallWork, WindowEvidence};
 use crate::ids::{AttributionId, NodeId};
 use crate::intervals::Intervals;
 use crate::structure::{ExecContents, NodeWork};
@@ -199,6 +200,64 @@ pub(crate) struct Producers {
     pub entries: Vec<(u32, u32)>,
 }
 
+/// Every producing call's outputs, by the keys a record they make may have,
+/// over the calls' spans.
+fn producers_by_key(calls: &[Call], produces: &[Produces]) -> FxHashMap<MatchKey, Producers> {
+    let span = |i: usize| (calls[i].enter_ns, calls[i].exit_ns.max(calls[i].enter_ns));
+    // Keys are numbered once per window, and each exec's outputs once
+    // per exec, so a launch adds its entries without hashing a key.
+    let mut key_ids: FxHashMap<MatchKey, u32> = FxHashMap::default();
+    let mut by_key: Vec<(MatchKey, Vec<SpannedEntry>)> = Vec::new();
+    let mut id_of = |key: MatchKey, by_key: &mut Vec<(MatchKey, Vec<SpannedEntry>)>| {
+        *key_ids.entry(key).or_insert_with(|| {
+            by_key.push((key, Vec::new()));
+            (by_key.len() - 1) as u32
+        })
+    };
+    let mut exec_keys: FxHashMap<*const ResolvedExec, Vec<(u32, u32)>> = FxHashMap::default();
+    for (call, produced) in produces.iter().enumerate() {
+        let (a, b) = span(call);
+        match produced {
+            Produces::Eager(_) | Produces::Fill(_) => {
+                for (k, p) in produced.outputs().iter().enumerate() {
+                    for key in p.output.keys() {
+                        let id = id_of(key, &mut by_key);
+                        by_key[id as usize].1.push((a, b, (call as u32, k as u32)));
+                    }
+                }
+            }
+            Produces::Graph { exec, .. } => {
+                let keyed = exec_keys.entry(Arc::as_ptr(exec)).or_insert_with(|| {
+                    exec.outputs
+                        .iter()
+                        .enumerate()
+                        .flat_map(|(k, p)| p.output.keys().map(move |key| (key, k as u32)))
+                        .map(|(key, k)| (id_of(key, &mut by_key), k))
+                        .collect()
+                });
+                for &(id, k) in keyed.iter() {
+                    by_key[id as usize].1.push((a, b, (call as u32, k)));
+                }
+            }
+            Produces::Nothing | Produces::Unknown => {}
+        }
+    }
+    by_key
+        .into_iter()
+        .map(|(key, items)| {
+            let entries: Vec<(u32, u32)> = items.iter().map(|&(_, _, e)| e).collect();
+            let intervals = Intervals::new(
+                items
+                    .iter()
+                    .enumerate()
+                    .map(|(i, &(a, b, _))| (a, b, i as u32))
+                    .collect(),
+            );
+            (key, Producers { intervals, entries })
+        })
+        .collect()
+}
+
 /// Which calls that produce records overlap a hull.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum HullProducers {
@@ -235,7 +294,7 @@ pub(crate) struct CallIndex<'a> {
     edge: Intervals,
     /// Calls that produce records; ids are call indices.
     producing: Intervals,
-    pub producers: FxHashMap<MatchKey, Producers>,
+    producers: OnceCell<FxHashMap<MatchKey, Producers>>,
     hulls: Vec<Option<Hull>>,
 }
 
@@ -358,58 +417,6 @@ impl<'a> CallIndex<'a> {
                 .map(|i| (span(i).0, span(i).1, i as u32))
                 .collect(),
         );
-        // Keys are numbered once per window, and each exec's outputs once
-        // per exec, so a launch adds its entries without hashing a key.
-        let mut key_ids: FxHashMap<MatchKey, u32> = FxHashMap::default();
-        let mut by_key: Vec<(MatchKey, Vec<SpannedEntry>)> = Vec::new();
-        let mut id_of = |key: MatchKey, by_key: &mut Vec<(MatchKey, Vec<SpannedEntry>)>| {
-            *key_ids.entry(key).or_insert_with(|| {
-                by_key.push((key, Vec::new()));
-                (by_key.len() - 1) as u32
-            })
-        };
-        let mut exec_keys: FxHashMap<*const ResolvedExec, Vec<(u32, u32)>> = FxHashMap::default();
-        for (call, produced) in produces.iter().enumerate() {
-            let (a, b) = span(call);
-            match produced {
-                Produces::Eager(_) | Produces::Fill(_) => {
-                    for (k, p) in produced.outputs().iter().enumerate() {
-                        for key in p.output.keys() {
-                            let id = id_of(key, &mut by_key);
-                            by_key[id as usize].1.push((a, b, (call as u32, k as u32)));
-                        }
-                    }
-                }
-                Produces::Graph { exec, .. } => {
-                    let keyed = exec_keys.entry(Arc::as_ptr(exec)).or_insert_with(|| {
-                        exec.outputs
-                            .iter()
-                            .enumerate()
-                            .flat_map(|(k, p)| p.output.keys().map(move |key| (key, k as u32)))
-                            .map(|(key, k)| (id_of(key, &mut by_key), k))
-                            .collect()
-                    });
-                    for &(id, k) in keyed.iter() {
-                        by_key[id as usize].1.push((a, b, (call as u32, k)));
-                    }
-                }
-                Produces::Nothing | Produces::Unknown => {}
-            }
-        }
-        let producers = by_key
-            .into_iter()
-            .map(|(key, items)| {
-                let entries: Vec<(u32, u32)> = items.iter().map(|&(_, _, e)| e).collect();
-                let intervals = Intervals::new(
-                    items
-                        .iter()
-                        .enumerate()
-                        .map(|(i, &(a, b, _))| (a, b, i as u32))
-                        .collect(),
-                );
-                (key, Producers { intervals, entries })
-            })
-            .collect();
         CallIndex {
             evidence,
             by_correlation,
@@ -419,9 +426,18 @@ impl<'a> CallIndex<'a> {
             unknown,
             edge,
             producing,
-            producers,
+            producers: OnceCell::new(),
             hulls: vec![None; calls.len()],
         }
+    }
+
+    /// Everything that produces records, by key. Only a hull with several
+    /// producing calls (or the queue-order rule) needs it, so it is built
+    /// the first time one asks: a window of one launch at a time never
+    /// pays for it.
+    pub(crate) fn producers(&self) -> &FxHashMap<MatchKey, Producers> {
+        self.producers
+            .get_or_init(|| producers_by_key(self.evidence.calls, &self.produces))
     }
 
     pub(crate) fn call_of(&self, correlation_id: u64) -> Option<u32> {

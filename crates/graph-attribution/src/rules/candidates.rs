@@ -161,7 +161,7 @@ fn candidates(
             }
         }
         HullProducers::Several => {
-            let Some(producers) = index.producers.get(&key) else {
+            let Some(producers) = index.producers().get(&key) else {
                 return Err(Reason::NoProducer);
             };
             out.extend(

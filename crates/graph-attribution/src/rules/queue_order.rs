@@ -151,7 +151,7 @@ fn assign(
     records: &mut [usize],
     stream_order: bool,
 ) -> Option<(Assignment, LinkProof)> {
-    let producers = index.producers.get(&key)?;
+    let producers = index.producers().get(&key)?;
     // Every producing entry, grouped by call. A copy that may have run as a
     // blit or on the copy engine produced a blit here only if no engine copy
     // of its direction and size is in the window (the window is closed and

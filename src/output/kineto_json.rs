@@ -248,12 +248,17 @@ pub fn emit_windows<S: TraceSink>(
         if lanes_named.insert((HOST_PID, None)) {
             writer.lane_name(HOST_PID, None, "CPU (HIP runtime)")?;
         }
+        // Most events are on the lane of the one before: that lane is in
+        // `lanes_named` already.
+        let mut last_named = None;
         let mut name_lane = |writer: &mut S, lane: &Lane| -> io::Result<()> {
-            if !matches!(lane.name, LaneName::Unnamed)
-                && lanes_named.insert((lane.pid, Some(lane.tid)))
-            {
+            if matches!(lane.name, LaneName::Unnamed) || last_named == Some((lane.pid, lane.tid)) {
+                return Ok(());
+            }
+            if lanes_named.insert((lane.pid, Some(lane.tid))) {
                 writer.lane_name(lane.pid, Some(lane.tid), &lane.name.text())?;
             }
+            last_named = Some((lane.pid, lane.tid));
             Ok(())
         };
         let launched = launches_of(window);
@@ -311,6 +316,7 @@ pub fn emit_windows<S: TraceSink>(
             }
         }
         let mut flows_finished: FastSet<u64> = FastSet::default();
+        let mut last_flow = None;
         let mut kernel_lanes: Vec<Lane> = Vec::with_capacity(window.kernels.len());
         // One args list for every kernel, cleared each time, not one
         // allocation per event.
@@ -396,7 +402,12 @@ pub fn emit_windows<S: TraceSink>(
                 end_ns: kernel.end_ns,
                 args: &args,
             })?;
-            if let Some(correlation) = kernel.correlation.filter(|c| flows_finished.insert(*c)) {
+            // A launch's kernels mostly follow one another: the one before
+            // finished its flow already.
+            if let Some(correlation) = kernel
+                .correlation
+                .filter(|c| Some(*c) != last_flow && flows_finished.insert(*c))
+            {
                 writer.flow(
                     FlowEnd::Finish,
                     correlation,
@@ -405,6 +416,7 @@ pub fn emit_windows<S: TraceSink>(
                     kernel.start_ns,
                 )?;
             }
+            last_flow = kernel.correlation.or(last_flow);
             if kernel.blit().is_none() {
                 kernels_written += 1;
             }

@@ -41,11 +41,13 @@ pub(crate) fn contradicted(
     for c in 0..calls {
         first[c + 1] += first[c];
     }
+    // Record indices, not copies of what they observed: a window of a
+    // million records would copy 40 MB.
     let mut next = first.clone();
-    let mut grouped = vec![Observed::Blit(BlitKind::Other); first[calls] as usize];
-    for (r, o) in observations.iter().enumerate() {
+    let mut grouped = vec![0u32; first[calls] as usize];
+    for r in 0..observations.len() {
         if let Some(c) = index.processed_by(r).filter(|&c| launch(index, c as usize)) {
-            grouped[next[c as usize] as usize] = o.observed;
+            grouped[next[c as usize] as usize] = r as u32;
             next[c as usize] += 1;
         }
     }
@@ -55,7 +57,7 @@ pub(crate) fn contradicted(
             continue;
         }
         let records = &grouped[first[call as usize] as usize..first[call as usize + 1] as usize];
-        if !produces_exactly(index.outputs(call), records) {
+        if !produces_exactly(index.outputs(call), records, observations) {
             if let Produces::Graph {
                 graph_id: Some(g), ..
             } = index.produces[call as usize]
@@ -69,16 +71,18 @@ pub(crate) fn contradicted(
     out
 }
 
-/// Can the records be matched one to one with the outputs?
-pub(crate) fn produces_exactly(outputs: &[Produced], records: &[Observed]) -> bool {
+/// Can the records (indices into `observations`) be matched one to one
+/// with the outputs?
+fn produces_exactly(outputs: &[Produced], records: &[u32], observations: &[Observation]) -> bool {
     if outputs.len() != records.len() {
         return false;
     }
+    let observed = |r: &u32| &observations[*r as usize].observed;
     // A launch's records mostly arrive in node order: then each is its
     // output, and no count is needed.
     let in_order = outputs.iter().zip(records).all(|(p, r)| match p.output {
-        Output::Kernel(shape) => *r == Observed::Kernel(shape),
-        Output::Blit(kind) => *r == Observed::Blit(kind),
+        Output::Kernel(shape) => *observed(r) == Observed::Kernel(shape),
+        Output::Blit(kind) => *observed(r) == Observed::Blit(kind),
         Output::BlitOrCopy { .. } => false,
     });
     if in_order {
@@ -105,7 +109,7 @@ pub(crate) fn produces_exactly(outputs: &[Produced], records: &[Observed]) -> bo
         }
     }
     let mut copy_blits = 0i64;
-    for r in records {
+    for r in records.iter().map(observed) {
         match *r {
             Observed::Blit(BlitKind::Copy) if exact.get(r).is_none_or(|n| *n == 0) => {
                 copy_blits += 1

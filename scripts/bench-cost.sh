@@ -29,44 +29,11 @@ cd "$(dirname "$0")/.."
 windows="${1:-1}"
 reps="${2:-3}"
 target="${CARGO_TARGET_DIR:-target}"
-# Two commands: with --example, cargo would build only the example and
-# leave target/release/librocprofiler_sim.so (what the example loads) stale.
-cargo build --release -q -p rocprofiler-sim
-cargo build --release -q -p kineto-rocm --example cost
-bin="$target/release/examples/cost"
+. scripts/cost-setup.sh
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-base_bin=""
-if [ -n "${BASELINE:-}" ]; then
-  . scripts/baseline-source.sh
-  (cd "$base_src" && export CARGO_TARGET_DIR="$(cd ../ && pwd)" &&
-    cargo build --release -q -p rocprofiler-sim &&
-    cargo build --release -q -p kineto-rocm --example cost)
-  base_bin="$target/baseline/release/examples/cost"
-  # Both trees' tools run on this tree's simulator, so the two sides see the
-  # same SDK and runtime and differ only in the tool (host.rs
-  # `locate_library` takes the newest copy beside the binary).
-  for lib in "$target/baseline/release" "$target/baseline/release/deps"; do
-    cp -f "$target/release/librocprofiler_sim.so" "$lib/librocprofiler_sim.so"
-  done
-fi
 shape="${SHAPE:-steps}"
-python3 - tests/workloads/graph-32x200.json "$work/graph-32x1m.json" "$shape" <<'PY'
-import json, sys
-w = json.load(open(sys.argv[1]))
-ops = w["threads"][0]["ops"]
-at = next(i for i, op in enumerate(ops) if "launch" in op)
-launch = ops[at]["launch"]
-launches = 1_000_000 // len(w["graphs"][0]["nodes"])
-if sys.argv[3] == "launches":
-    ops[at] = {"launch": dict(launch, times=launches)}
-elif sys.argv[3] == "steps":
-    step = [{"launch": dict(launch, times=50)}, {"synchronize_stream": {"stream": launch["stream"]}}]
-    ops[at:at + 1] = step * (launches // 50)
-else:
-    sys.exit(f"bench-cost.sh: SHAPE={sys.argv[3]!r}: expected steps or launches")
-json.dump(w, open(sys.argv[2], "w"))
-PY
+scale_workload "$shape" 1000000 "$work/graph-32x1m.json"
 for rep in $(seq "$reps"); do
   "$bin" --kernel-costs "$work" >"$work/kernel.$rep.json"
   echo "run $rep of $reps: no tool, tool with graph attribution off, on ..." >&2

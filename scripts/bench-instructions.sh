@@ -24,31 +24,12 @@ command -v valgrind >/dev/null || {
   exit 1
 }
 target="${CARGO_TARGET_DIR:-target}"
-cargo build --release -q -p rocprofiler-sim
-cargo build --release -q -p kineto-rocm --example cost
-bins=("this tree=$target/release/examples/cost")
-if [ -n "${BASELINE:-}" ]; then
-  . scripts/baseline-source.sh
-  (cd "$base_src" && export CARGO_TARGET_DIR="$(cd ../ && pwd)" &&
-    cargo build --release -q -p rocprofiler-sim &&
-    cargo build --release -q -p kineto-rocm --example cost)
-  for lib in "$target/baseline/release" "$target/baseline/release/deps"; do
-    cp -f "$target/release/librocprofiler_sim.so" "$lib/librocprofiler_sim.so"
-  done
-  bins=("baseline $base_rev=$target/baseline/release/examples/cost" "${bins[@]}")
-fi
+. scripts/cost-setup.sh
+bins=("this tree=$bin")
+if [ -n "$base_bin" ]; then bins=("baseline $base_rev=$base_bin" "${bins[@]}"); fi
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-python3 - tests/workloads/graph-32x200.json "$work/w.json" <<'PY'
-import json, sys
-w = json.load(open(sys.argv[1]))
-ops = w["threads"][0]["ops"]
-at = next(i for i, op in enumerate(ops) if "launch" in op)
-launch = ops[at]["launch"]
-step = [{"launch": dict(launch, times=50)}, {"synchronize_stream": {"stream": launch["stream"]}}]
-ops[at:at + 1] = step * 62
-json.dump(w, open(sys.argv[2], "w"))
-PY
+scale_workload steps 99200 "$work/w.json"
 echo "commit: $(git rev-parse --short HEAD)$(git diff --quiet HEAD || echo ' (with local changes)')"
 # The tool's entry points: the callbacks it gives the SDK (src/tool/sdk) and
 # the session calls of examples/cost.rs.

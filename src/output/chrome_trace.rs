@@ -420,6 +420,13 @@ mod tests {
         }
     }
 
+    /// The text of a finished trace's event list.
+    fn events_of(writer: ChromeTraceWriter<Vec<u8>>) -> String {
+        let text = String::from_utf8(writer.finish(&[]).unwrap()).unwrap();
+        let body = text.split_once("[\n").unwrap().1;
+        body.rsplit_once("\n  ]").unwrap().0.to_string()
+    }
+
     /// Every event of a stream that repeats shapes, alternates them in
     /// one cache set and changes one field at a time, written by one
     /// writer (kept shapes), is byte for byte what a fresh writer writes
@@ -478,26 +485,11 @@ mod tests {
             kept.complete(&event(e)).unwrap();
             let mut fresh = ChromeTraceWriter::begin(Vec::new()).unwrap();
             fresh.complete(&event(e)).unwrap();
-            let text = String::from_utf8(fresh.finish(&[]).unwrap()).unwrap();
-            let body = text
-                .split_once("[\n")
-                .unwrap()
-                .1
-                .rsplit_once("\n  ]")
-                .unwrap()
-                .0;
-            alone.push(body.to_string());
+            alone.push(events_of(fresh));
         }
         let hits = kept.events_from_kept_shapes();
         assert!(hits > 1_500, "{hits} of 2000 events came from kept shapes");
-        let text = String::from_utf8(kept.finish(&[]).unwrap()).unwrap();
-        let body = text
-            .split_once("[\n")
-            .unwrap()
-            .1
-            .rsplit_once("\n  ]")
-            .unwrap()
-            .0;
+        let body = events_of(kept);
         for (i, (got, want)) in body.split(",\n").zip(&alone).enumerate() {
             assert_eq!(got, want, "event {i}");
         }

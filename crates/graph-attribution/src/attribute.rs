@@ -108,9 +108,13 @@ pub fn attribute_window(
     let overflowing = rules::backlog::possibly_full(&index, observations, evidence.queue_slots);
     summary.queues_may_have_overflowed = overflowing.len() as u64;
     let candidates = Candidates::of_window(&mut index, observations, &overflowing);
-    let (mut keys, mut links): (Vec<KeyVerdict>, Vec<LinkVerdict>) = (0..observations.len())
-        .map(|r| rules::candidates::decide(&index, candidates.get(r)))
-        .unzip();
+    let mut keys = Vec::with_capacity(observations.len());
+    let mut links = Vec::with_capacity(observations.len());
+    for r in 0..observations.len() {
+        let (key, link) = rules::candidates::decide(&index, candidates.get(r));
+        keys.push(key);
+        links.push(link);
+    }
     // Rules 4, 5 and 8 to 10 only ever settle open verdicts: in a window
     // rules 1 to 3 decided whole (one launch at a time, as most are), they
     // have nothing to do.

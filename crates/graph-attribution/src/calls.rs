@@ -69,6 +69,7 @@ impl ResolvedExec {
     /// `Some(&[k])` when output `k` is the only one a record `observed` may
     /// be: a kernel the exec runs once with that shape. Lets a launch's
     /// records, which mostly arrive in node order, skip the key lookup.
+    #[inline]
     fn only_output(&self, k: u32, observed: &Observed) -> Option<u32> {
         let p = self.outputs.get(k as usize)?;
         (self.sole_kernel[k as usize] && p.output.matches(observed)).then_some(k)
@@ -477,6 +478,7 @@ impl<'a> CallIndex<'a> {
 
     /// Output `k` of call `call`, if it is the only output of the call a
     /// record `observed` may be (`ResolvedExec::only_output`).
+    #[inline]
     pub(crate) fn only_output(&self, call: u32, k: u32, observed: &Observed) -> Option<u32> {
         match &self.produces[call as usize] {
             Produces::Graph { exec, .. } => exec.only_output(k, observed),

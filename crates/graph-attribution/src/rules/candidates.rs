@@ -23,7 +23,7 @@
 
 use rustc_hash::FxHashSet;
 
-use crate::calls::{CallIndex, HullProducers, Produces};
+use crate::calls::{CallIndex, Hull, HullProducers, Produces};
 use crate::evidence::Observation;
 use crate::ids::{AttributionId, GraphKey, NodeId};
 use crate::verdict::{KeyProof, KeyVerdict, LinkProof, LinkVerdict, Reason};
@@ -76,9 +76,32 @@ impl Candidates {
         // Per call, the output after the last one a record was found to be
         // alone: the next record is most likely that one.
         let mut next = vec![0u32; index.produces.len()];
+        // A launch's records sit together: its hull is looked up once per run.
+        let mut last: Option<(u32, Hull)> = None;
         for (r, o) in observations.iter().enumerate() {
             let start = out.slots.len();
-            let range = match candidates(index, r, o, overflowing, &mut next, &mut out.slots) {
+            let found = match index.processed_by(r) {
+                _ if !index.evidence.calls_complete => Err(Reason::CallsDropped),
+                _ if o.dispatch_id.is_some()
+                    && !overflowing.is_empty()
+                    && overflowing.contains(&o.queue_id) =>
+                {
+                    Err(Reason::QueueMayHaveOverflowed)
+                }
+                Some(p) => {
+                    let hull = match last {
+                        Some((q, hull)) if q == p => hull,
+                        _ => {
+                            let hull = index.hull(p);
+                            last = Some((p, hull));
+                            hull
+                        }
+                    };
+                    candidates(index, o, hull, &mut next, &mut out.slots)
+                }
+                None => Err(Reason::ProcessedOutsideKnownCall),
+            };
+            let range = match found {
                 Ok(()) => Ok((start as u32, out.slots.len() as u32)),
                 Err(reason) => {
                     out.slots.truncate(start);
@@ -109,34 +132,23 @@ impl Candidates {
     }
 }
 
-/// Rule 1 for record `r`: every (call, output) that could have written it,
-/// appended to `out` in order, or why its writer cannot be bounded.
+/// Rule 1 for one record of a complete window's calls, on a queue that did
+/// not overflow, processed during a call whose neighbourhood is `hull`:
+/// every (call, output) that could have written it, appended to `out` in
+/// order, or why its writer cannot be bounded.
 fn candidates(
-    index: &mut CallIndex<'_>,
-    r: usize,
+    index: &CallIndex<'_>,
     observation: &Observation,
-    overflowing: &FxHashSet<u64>,
+    hull: Hull,
     next: &mut [u32],
     out: &mut Vec<Slot>,
 ) -> Result<(), Reason> {
-    if !index.evidence.calls_complete {
-        return Err(Reason::CallsDropped);
-    }
-    if observation.dispatch_id.is_some() && overflowing.contains(&observation.queue_id) {
-        return Err(Reason::QueueMayHaveOverflowed);
-    }
-    // The neighbourhood of the processing call.
-    let Some(p) = index.processed_by(r) else {
-        return Err(Reason::ProcessedOutsideKnownCall);
-    };
-    let hull = index.hull(p);
     if hull.at_edge {
         return Err(Reason::WindowEdge);
     }
     if hull.unknown {
         return Err(Reason::UnknownWorkNearby);
     }
-    let key = MatchKey::of(&observation.observed);
     let start = out.len();
     match hull.producers {
         HullProducers::None => {}
@@ -148,6 +160,7 @@ fn candidates(
                 out.push((call, k));
                 next[call as usize] = k + 1;
             } else {
+                let key = MatchKey::of(&observation.observed);
                 out.extend(
                     index
                         .outputs_under(call, &key)
@@ -161,6 +174,7 @@ fn candidates(
             }
         }
         HullProducers::Several => {
+            let key = MatchKey::of(&observation.observed);
             let Some(producers) = index.producers().get(&key) else {
                 return Err(Reason::NoProducer);
             };
@@ -208,6 +222,29 @@ pub(crate) fn decide(
         Ok(c) => c,
         Err(reason) => return (KeyVerdict::Withheld(reason), LinkVerdict::Unlinked(reason)),
     };
+    // Nearly every record of a launch that ran alone has one candidate: its
+    // node, if the exec has an id, and its call.
+    if let [(call, k)] = *candidates {
+        if let (
+            Some(node),
+            Produces::Graph {
+                graph_id: Some(graph_id),
+                ..
+            },
+        ) = (index.output(call, k).node, &index.produces[call as usize])
+        {
+            return (
+                KeyVerdict::Key {
+                    key: GraphKey::new(*graph_id, node),
+                    proof: KeyProof::OnlyPossibleNode,
+                },
+                LinkVerdict::Linked {
+                    correlation_id: index.call(call).correlation_id,
+                    proof: LinkProof::OnlyPossibleCall,
+                },
+            );
+        }
+    }
     let mut agreement = Agreement::None;
     let mut eager = false;
     let mut first_call: Option<u32> = None;

@@ -31,33 +31,13 @@ pub(crate) fn contradicted(
             }
         )
     };
-    // Each launch's records, grouped by counting (no map per record).
-    let mut first = vec![0u32; calls + 1];
-    for r in 0..observations.len() {
-        if let Some(c) = index.processed_by(r).filter(|&c| launch(index, c as usize)) {
-            first[c as usize + 1] += 1;
-        }
-    }
-    for c in 0..calls {
-        first[c + 1] += first[c];
-    }
-    // Record indices, not copies of what they observed: a window of a
-    // million records would copy 40 MB.
-    let mut next = first.clone();
-    let mut grouped = vec![0u32; first[calls] as usize];
-    for r in 0..observations.len() {
-        if let Some(c) = index.processed_by(r).filter(|&c| launch(index, c as usize)) {
-            grouped[next[c as usize] as usize] = r as u32;
-            next[c as usize] += 1;
-        }
-    }
+    let grouped = Grouped::by_launch(index, observations, launch);
     let mut out = Vec::new();
     for call in 0..calls as u32 {
         if !launch(index, call as usize) || !index.isolated(call) {
             continue;
         }
-        let records = &grouped[first[call as usize] as usize..first[call as usize + 1] as usize];
-        if !produces_exactly(index.outputs(call), records, observations) {
+        if !produces_exactly(index.outputs(call), grouped.of(call), observations) {
             if let Produces::Graph {
                 graph_id: Some(g), ..
             } = index.produces[call as usize]
@@ -71,20 +51,124 @@ pub(crate) fn contradicted(
     out
 }
 
+/// Each launch's records (indices into the observations).
+enum Grouped {
+    /// Each launch's records sit together, as they do when launches do not
+    /// overlap: launch c's are `runs[c]`, no index list needed.
+    Runs(Vec<(u32, u32)>),
+    /// Grouped by counting (no map per record): launch c's are
+    /// `records[first[c]..first[c + 1]]`.
+    Counted { first: Vec<u32>, records: Vec<u32> },
+}
+
+/// The records of one launch.
+#[derive(Clone)]
+enum Records<'a> {
+    Run(std::ops::Range<u32>),
+    Listed(std::slice::Iter<'a, u32>),
+}
+
+impl Iterator for Records<'_> {
+    type Item = u32;
+
+    fn next(&mut self) -> Option<u32> {
+        match self {
+            Records::Run(range) => range.next(),
+            Records::Listed(list) => list.next().copied(),
+        }
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        match self {
+            Records::Run(range) => range.size_hint(),
+            Records::Listed(list) => list.size_hint(),
+        }
+    }
+}
+
+impl ExactSizeIterator for Records<'_> {}
+
+impl Grouped {
+    fn by_launch(
+        index: &CallIndex<'_>,
+        observations: &[Observation],
+        launch: impl Fn(&CallIndex<'_>, usize) -> bool,
+    ) -> Grouped {
+        let calls = index.produces.len();
+        let launch_of = |r: usize| index.processed_by(r).filter(|&c| launch(index, c as usize));
+        // One pass: is every launch's set of records one run?
+        let mut runs = vec![(0u32, 0u32); calls];
+        let mut together = true;
+        for r in 0..observations.len() {
+            if let Some(c) = launch_of(r) {
+                let run = &mut runs[c as usize];
+                if run.1 == run.0 {
+                    *run = (r as u32, r as u32 + 1);
+                } else if run.1 == r as u32 {
+                    run.1 += 1;
+                } else {
+                    together = false;
+                    break;
+                }
+            }
+        }
+        if together {
+            return Grouped::Runs(runs);
+        }
+        let mut first = vec![0u32; calls + 1];
+        for r in 0..observations.len() {
+            if let Some(c) = launch_of(r) {
+                first[c as usize + 1] += 1;
+            }
+        }
+        for c in 0..calls {
+            first[c + 1] += first[c];
+        }
+        // Record indices, not copies of what they observed: a window of a
+        // million records would copy 40 MB.
+        let mut next = first.clone();
+        let mut records = vec![0u32; first[calls] as usize];
+        for r in 0..observations.len() {
+            if let Some(c) = launch_of(r) {
+                records[next[c as usize] as usize] = r as u32;
+                next[c as usize] += 1;
+            }
+        }
+        Grouped::Counted { first, records }
+    }
+
+    fn of(&self, call: u32) -> Records<'_> {
+        let c = call as usize;
+        match self {
+            Grouped::Runs(runs) => Records::Run(runs[c].0..runs[c].1),
+            Grouped::Counted { first, records } => {
+                Records::Listed(records[first[c] as usize..first[c + 1] as usize].iter())
+            }
+        }
+    }
+}
+
 /// Can the records (indices into `observations`) be matched one to one
 /// with the outputs?
-fn produces_exactly(outputs: &[Produced], records: &[u32], observations: &[Observation]) -> bool {
+fn produces_exactly(
+    outputs: &[Produced],
+    records: Records<'_>,
+    observations: &[Observation],
+) -> bool {
     if outputs.len() != records.len() {
         return false;
     }
-    let observed = |r: &u32| &observations[*r as usize].observed;
+    let observed = |r: u32| &observations[r as usize].observed;
     // A launch's records mostly arrive in node order: then each is its
     // output, and no count is needed.
-    let in_order = outputs.iter().zip(records).all(|(p, r)| match p.output {
-        Output::Kernel(shape) => *observed(r) == Observed::Kernel(shape),
-        Output::Blit(kind) => *observed(r) == Observed::Blit(kind),
-        Output::BlitOrCopy { .. } => false,
-    });
+    let in_order = outputs
+        .iter()
+        .zip(records.clone())
+        .all(|(p, r)| match p.output {
+            Output::Kernel(shape) => *observed(r) == Observed::Kernel(shape),
+            Output::Blit(kind) => *observed(r) == Observed::Blit(kind),
+            Output::BlitOrCopy { .. } => false,
+        });
     if in_order {
         return true;
     }
@@ -109,7 +193,7 @@ fn produces_exactly(outputs: &[Produced], records: &[u32], observations: &[Obser
         }
     }
     let mut copy_blits = 0i64;
-    for r in records.iter().map(observed) {
+    for r in records.map(observed) {
         match *r {
             Observed::Blit(BlitKind::Copy) if exact.get(r).is_none_or(|n| *n == 0) => {
                 copy_blits += 1

@@ -60,7 +60,7 @@ use crate::calls::CallIndex;
 use crate::evidence::WindowEvidence;
 use crate::joint;
 use crate::rules;
-use crate::rules::candidates::Candidates;
+use crate::rules::candidates::{Candidates, Runs};
 use crate::session::SessionMemory;
 use crate::verdict::{KeyVerdict, LinkVerdict, Reason, Summary};
 
@@ -87,6 +87,25 @@ pub fn attribute_window(
     evidence: &WindowEvidence<'_>,
     memory: &mut SessionMemory,
 ) -> AttributedWindow {
+    attribute(evidence, memory, Runs::Found)
+}
+
+/// [`attribute_window`] deciding every record on its own, never a launch
+/// run at a time: the same verdicts, more slowly. Only for the tests that
+/// prove the runs change nothing.
+#[doc(hidden)]
+pub fn attribute_window_record_by_record(
+    evidence: &WindowEvidence<'_>,
+    memory: &mut SessionMemory,
+) -> AttributedWindow {
+    attribute(evidence, memory, Runs::Ignored)
+}
+
+fn attribute(
+    evidence: &WindowEvidence<'_>,
+    memory: &mut SessionMemory,
+    runs: Runs,
+) -> AttributedWindow {
     let observations = evidence.observations;
     let mut summary = Summary::default();
     // Rule 7 first, so a contradicted exec is distrusted in this window too.
@@ -107,14 +126,8 @@ pub fn attribute_window(
     }
     let overflowing = rules::backlog::possibly_full(&index, observations, evidence.queue_slots);
     summary.queues_may_have_overflowed = overflowing.len() as u64;
-    let candidates = Candidates::of_window(&mut index, observations, &overflowing);
-    let mut keys = Vec::with_capacity(observations.len());
-    let mut links = Vec::with_capacity(observations.len());
-    for r in 0..observations.len() {
-        let (key, link) = rules::candidates::decide(&index, candidates.get(r));
-        keys.push(key);
-        links.push(link);
-    }
+    let candidates = Candidates::of_window(&mut index, observations, &overflowing, runs);
+    let (mut keys, mut links) = rules::candidates::decide_all(&index, &candidates);
     // Rules 4, 5 and 8 to 10 only ever settle open verdicts: in a window
     // rules 1 to 3 decided whole (one launch at a time, as most are), they
     // have nothing to do.
@@ -139,7 +152,14 @@ pub fn attribute_window(
             );
         }
     }
-    rules::one_kernel_per_key::apply(observations, &mut keys, &mut links, memory);
+    rules::one_kernel_per_key::apply(
+        &index,
+        observations,
+        candidates.runs(),
+        &mut keys,
+        &mut links,
+        memory,
+    );
     summary.count_all(&keys, &links);
     AttributedWindow {
         keys,

@@ -70,7 +70,7 @@ impl ResolvedExec {
     /// be: a kernel the exec runs once with that shape. Lets a launch's
     /// records, which mostly arrive in node order, skip the key lookup.
     #[inline]
-    fn only_output(&self, k: u32, observed: &Observed) -> Option<u32> {
+    pub(crate) fn only_output(&self, k: u32, observed: &Observed) -> Option<u32> {
         let p = self.outputs.get(k as usize)?;
         (self.sole_kernel[k as usize] && p.output.matches(observed)).then_some(k)
     }

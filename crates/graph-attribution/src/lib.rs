@@ -99,7 +99,7 @@ pub mod verdict;
 pub mod work;
 
 pub use assumptions::{Assumptions, DISTRUST_VAR};
-pub use attribute::{attribute_window, AttributedWindow};
+pub use attribute::{attribute_window, attribute_window_record_by_record, AttributedWindow};
 pub use diagnostics::{Anomaly, AnomalyCounts};
 pub use env::{graph_attribution_enabled, switch_value, DISABLE_GRAPH_ATTRIBUTION_VAR};
 pub use evidence::{Call, CallWork, Observation, Span, WindowEvidence};

@@ -51,6 +51,28 @@ pub(crate) struct Candidates {
     slots: Vec<Slot>,
     /// Per record: its range of `slots`, or the reason.
     ranges: Vec<Result<(u32, u32), Reason>>,
+    /// Where consecutive records each have one candidate, consecutive
+    /// outputs of one launch: what rules 2, 3 and 6 can decide a run at a
+    /// time. In record order, not overlapping.
+    runs: Vec<LaunchRun>,
+}
+
+/// Whether rule 1 looks for launch runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Runs {
+    Found,
+    /// Every record on its own (to show the runs change no verdict).
+    Ignored,
+}
+
+/// Records `start..start + len`, each with one candidate: output
+/// `first + i` of graph launch `call` for record `start + i`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct LaunchRun {
+    pub start: u32,
+    pub len: u32,
+    pub call: u32,
+    pub first: u32,
 }
 
 impl Candidates {
@@ -62,23 +84,31 @@ impl Candidates {
         self.ranges.len()
     }
 
+    pub(crate) fn runs(&self) -> &[LaunchRun] {
+        &self.runs
+    }
+
     /// Rule 1 for every record. `overflowing`: queues `rules::backlog`
     /// found may have been full.
     pub(crate) fn of_window(
         index: &mut CallIndex<'_>,
         observations: &[Observation],
         overflowing: &FxHashSet<u64>,
+        runs: Runs,
     ) -> Candidates {
         let mut out = Candidates {
             slots: Vec::with_capacity(observations.len()),
             ranges: Vec::with_capacity(observations.len()),
+            runs: Vec::new(),
         };
         // Per call, the output after the last one a record was found to be
         // alone: the next record is most likely that one.
         let mut next = vec![0u32; index.produces.len()];
         // A launch's records sit together: its hull is looked up once per run.
         let mut last: Option<(u32, Hull)> = None;
-        for (r, o) in observations.iter().enumerate() {
+        let mut r = 0;
+        while r < observations.len() {
+            let o = &observations[r];
             let start = out.slots.len();
             let found = match index.processed_by(r) {
                 _ if !index.evidence.calls_complete => Err(Reason::CallsDropped),
@@ -97,6 +127,28 @@ impl Candidates {
                             hull
                         }
                     };
+                    let run = match runs {
+                        Runs::Found => {
+                            launch_run(index, observations, r, p, hull, overflowing, &mut next)
+                        }
+                        Runs::Ignored => 0,
+                    };
+                    if run > 0 {
+                        let first = next[p as usize] - run;
+                        out.runs.push(LaunchRun {
+                            start: r as u32,
+                            len: run,
+                            call: p,
+                            first,
+                        });
+                        for i in 0..run {
+                            let at = out.slots.len() as u32;
+                            out.slots.push((p, first + i));
+                            out.ranges.push(Ok((at, at + 1)));
+                        }
+                        r += run as usize;
+                        continue;
+                    }
                     candidates(index, o, hull, &mut next, &mut out.slots)
                 }
                 None => Err(Reason::ProcessedOutsideKnownCall),
@@ -109,6 +161,7 @@ impl Candidates {
                 }
             };
             out.ranges.push(range);
+            r += 1;
         }
         out
     }
@@ -130,6 +183,48 @@ impl Candidates {
         }
         out
     }
+}
+
+/// How many records from `r` on were processed by graph launch `p`, each
+/// the one output of `p` it may be, in the launch's output order from
+/// where the previous such record left off (`next`, advanced past them):
+/// what `candidates` would find for each, found without its per-record
+/// checks. 0 when the first is not such a record.
+fn launch_run(
+    index: &CallIndex<'_>,
+    observations: &[Observation],
+    r: usize,
+    p: u32,
+    hull: Hull,
+    overflowing: &FxHashSet<u64>,
+    next: &mut [u32],
+) -> u32 {
+    if hull.at_edge || hull.unknown || hull.producers != HullProducers::One(p) {
+        return 0;
+    }
+    let Produces::Graph {
+        graph_id: Some(_),
+        exec,
+    } = &index.produces[p as usize]
+    else {
+        return 0;
+    };
+    let first = next[p as usize];
+    let mut run = 0;
+    for (i, o) in observations[r..].iter().enumerate() {
+        let k = first + run;
+        if index.processed_by(r + i) != Some(p)
+            || exec.only_output(k, &o.observed).is_none()
+            || (o.dispatch_id.is_some()
+                && !overflowing.is_empty()
+                && overflowing.contains(&o.queue_id))
+        {
+            break;
+        }
+        run += 1;
+    }
+    next[p as usize] = first + run;
+    run
 }
 
 /// Rule 1 for one record of a complete window's calls, on a queue that did
@@ -210,6 +305,47 @@ fn dedup(sorted: &mut [Slot]) -> usize {
         }
     }
     kept
+}
+
+/// Rules 2 and 3 for every record: a launch run's records at once (each
+/// its own node, all the launch's call), the others one by one.
+pub(crate) fn decide_all(
+    index: &CallIndex<'_>,
+    candidates: &Candidates,
+) -> (Vec<KeyVerdict>, Vec<LinkVerdict>) {
+    let n = candidates.len();
+    let mut keys = Vec::with_capacity(n);
+    let mut links = Vec::with_capacity(n);
+    let mut runs = candidates.runs().iter().peekable();
+    let mut r = 0;
+    while r < n {
+        if let Some(run) = runs.next_if(|run| run.start as usize == r) {
+            let Produces::Graph {
+                graph_id: Some(graph_id),
+                exec,
+            } = &index.produces[run.call as usize]
+            else {
+                unreachable!("a launch run is a graph launch's")
+            };
+            let outputs = &exec.outputs[run.first as usize..(run.first + run.len) as usize];
+            keys.extend(outputs.iter().map(|p| KeyVerdict::Key {
+                key: GraphKey::new(*graph_id, p.node.expect("a graph output is a node's")),
+                proof: KeyProof::OnlyPossibleNode,
+            }));
+            let link = LinkVerdict::Linked {
+                correlation_id: index.call(run.call).correlation_id,
+                proof: LinkProof::OnlyPossibleCall,
+            };
+            links.extend(std::iter::repeat_n(link, run.len as usize));
+            r += run.len as usize;
+        } else {
+            let (key, link) = decide(index, candidates.get(r));
+            keys.push(key);
+            links.push(link);
+            r += 1;
+        }
+    }
+    (keys, links)
 }
 
 /// Rules 2 and 3 for one record, from its candidates (rule 1): its key and

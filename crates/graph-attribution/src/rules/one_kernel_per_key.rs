@@ -9,10 +9,14 @@
 //! `KernelBlitManager::copyBuffer`), so a blit and an engine copy count as
 //! the same work here.
 
-use rustc_hash::FxHashMap;
+use std::sync::Arc;
 
+use rustc_hash::{FxHashMap, FxHashSet};
+
+use crate::calls::{CallIndex, Produces, ResolvedExec};
 use crate::evidence::Observation;
 use crate::ids::{AttributionId, GraphKey, NodeId};
+use crate::rules::candidates::LaunchRun;
 use crate::session::SessionMemory;
 use crate::verdict::{KeyVerdict, LinkVerdict, Reason};
 use crate::work::{BlitKind, Observed};
@@ -111,16 +115,49 @@ impl SeenKeys {
     }
 }
 
+/// A launch run's records show its exec's outputs `first..first + len`:
+/// two runs with the same key show the same keys with the same work.
+type RunShape = (AttributionId, *const ResolvedExec, u32, u32);
+
 pub(crate) fn apply(
+    index: &CallIndex<'_>,
     observations: &[Observation],
+    runs: &[LaunchRun],
     keys: &mut [KeyVerdict],
     links: &mut [LinkVerdict],
     memory: &mut SessionMemory,
 ) {
     let mut seen = SeenKeys::default();
     let mut several = false;
-    for (key, o) in keys.iter().zip(observations) {
-        if let Some(key) = key.key() {
+    // Runs whose every record was entered: a later run of the same shape
+    // adds nothing, so its records are not looked at one by one.
+    let mut entered: FxHashSet<RunShape> = FxHashSet::default();
+    let mut runs = runs.iter().peekable();
+    let mut r = 0;
+    while r < observations.len() {
+        let mut end = r + 1;
+        let mut shape = None;
+        if let Some(run) = runs.next_if(|run| run.start as usize == r) {
+            end = r + run.len as usize;
+            if let Produces::Graph {
+                graph_id: Some(graph_id),
+                exec,
+            } = &index.produces[run.call as usize]
+            {
+                let this = (*graph_id, Arc::as_ptr(exec), run.first, run.len);
+                if entered.contains(&this) {
+                    r = end;
+                    continue;
+                }
+                shape = Some(this);
+            }
+        }
+        let mut all_keyed = true;
+        for (key, o) in keys[r..end].iter().zip(&observations[r..end]) {
+            let Some(key) = key.key() else {
+                all_keyed = false;
+                continue;
+            };
             let now = work(&o.observed);
             let entry = seen.entry(key);
             match *entry {
@@ -140,6 +177,10 @@ pub(crate) fn apply(
                 Seen::Work(_) | Seen::Several => {}
             }
         }
+        if let Some(shape) = shape.filter(|_| all_keyed) {
+            entered.insert(shape);
+        }
+        r = end;
     }
     // Nearly always nothing to withhold: skip the second pass then.
     if several {
@@ -160,6 +201,7 @@ pub(crate) fn apply(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::evidence::WindowEvidence;
     use crate::verdict::{KeyProof, LinkProof};
     use crate::work::KernelShape;
 
@@ -199,7 +241,20 @@ mod tests {
         let observations: Vec<Observation> = records.iter().map(|&(k, _)| record(k)).collect();
         let mut keys: Vec<KeyVerdict> = records.iter().map(|&(_, v)| v).collect();
         let mut links = vec![linked(); records.len()];
-        apply(&observations, &mut keys, &mut links, memory);
+        // No calls: every record is looked at alone (no launch runs).
+        let stubs = std::collections::HashMap::<u64, u64>::new();
+        let evidence = WindowEvidence {
+            observations: &observations,
+            calls: &[],
+            open_edge: &[],
+            close_ns: u64::MAX,
+            complete: true,
+            calls_complete: true,
+            kernels: &stubs,
+            queue_slots: crate::evidence::DEFAULT_QUEUE_SLOTS,
+        };
+        let index = CallIndex::new(&evidence, &|_| false);
+        apply(&index, &observations, &[], &mut keys, &mut links, memory);
         (keys, links)
     }
 

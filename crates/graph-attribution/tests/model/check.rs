@@ -10,6 +10,16 @@ use graph_attribution::{
 use crate::sim::{Trace, Truth, Window};
 
 pub fn attribute(trace: &Trace, w: &Window, memory: &mut SessionMemory) -> AttributedWindow {
+    attribute_with(trace, w, memory, attribute_window)
+}
+
+/// As [`attribute`], with another entry point of the same signature.
+pub fn attribute_with(
+    trace: &Trace,
+    w: &Window,
+    memory: &mut SessionMemory,
+    attribute: fn(&WindowEvidence<'_>, &mut SessionMemory) -> AttributedWindow,
+) -> AttributedWindow {
     let evidence = WindowEvidence {
         observations: &w.observations,
         calls: &w.calls,
@@ -20,7 +30,7 @@ pub fn attribute(trace: &Trace, w: &Window, memory: &mut SessionMemory) -> Attri
         queue_slots: graph_attribution::evidence::DEFAULT_QUEUE_SLOTS,
         kernels: &trace.kernels,
     };
-    attribute_window(&evidence, memory)
+    attribute(&evidence, memory)
 }
 
 /// Every key and link the tool emitted that the truth contradicts.

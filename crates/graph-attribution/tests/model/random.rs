@@ -183,6 +183,7 @@ fn run(class: &Class, seed: u64, dump: bool) -> Run {
     let windows = trace.windows(&cuts, &lossy, &mut rng);
     let kinds = check::kinds_per_node(&trace);
     let mut memory = SessionMemory::new();
+    let mut alone = SessionMemory::new();
     let mut out = Run {
         failures: Vec::new(),
         tally: Tally::default(),
@@ -194,6 +195,23 @@ fn run(class: &Class, seed: u64, dump: bool) -> Run {
     };
     for (wi, w) in windows.iter().enumerate() {
         let verdicts = check::attribute(&trace, w, &mut memory);
+        // Launch runs are a shortcut through rules 1 to 3 and 6: deciding
+        // every record on its own must give the same verdicts.
+        let one_by_one = check::attribute_with(
+            &trace,
+            w,
+            &mut alone,
+            graph_attribution::attribute_window_record_by_record,
+        );
+        if (&one_by_one.keys, &one_by_one.links, &one_by_one.summary)
+            != (&verdicts.keys, &verdicts.links, &verdicts.summary)
+        {
+            fail(
+                &mut out,
+                format!("window {wi}: launch runs changed verdicts: {:?} record by record, {:?} by runs",
+                    one_by_one.summary, verdicts.summary),
+            );
+        }
         if dump {
             eprintln!(
                 "window {wi}: open {} close {} complete {} open edge {:?}",

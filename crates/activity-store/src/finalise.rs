@@ -82,6 +82,24 @@ fn keep_until_stop<R: Timed>(records: &mut Vec<R>, stop_ns: u64) -> u64 {
     (before - records.len()) as u64
 }
 
+/// Rows gathered per batch before a frame takes them column by column:
+/// small enough that a batch stays in cache while its columns are copied
+/// out (1024 kernel rows are 150 KiB).
+const BATCH: usize = 1024;
+
+/// Feeds `rows` to `append` a batch at a time.
+fn in_batches<R: Copy>(rows: impl Iterator<Item = R>, mut append: impl FnMut(&[R])) {
+    let mut batch = Vec::with_capacity(BATCH);
+    for row in rows {
+        batch.push(row);
+        if batch.len() == BATCH {
+            append(&batch);
+            batch.clear();
+        }
+    }
+    append(&batch);
+}
+
 pub(crate) struct Built {
     pub(crate) kernels: KernelFrame,
     pub(crate) copies: CopyFrame,
@@ -146,10 +164,10 @@ fn kernel_frame(shards: &[Staging], stop_ns: u64, cache: &mut LinkCache<'_>) -> 
     }
     order.sort_unstable();
     let mut frame = KernelFrame::with_capacity(order.len());
-    for (_, part, row) in order {
+    let rows = order.into_iter().map(|(_, part, row)| {
         let r = parts[part as usize].0.get(row as usize);
         let link = cache.get(r.correlation_id);
-        frame.push_row(KernelRow {
+        KernelRow {
             start_ns: r.start_ns,
             end_ns: r.end_ns,
             agent: r.agent,
@@ -169,18 +187,20 @@ fn kernel_frame(shards: &[Staging], stop_ns: u64, cache: &mut LinkCache<'_>) -> 
             graph_node_id: None,
             external_id_default: link.external_id_default,
             external_id_user: link.external_id_user,
-        });
-    }
+        }
+    });
+    in_batches(rows, |batch| frame.extend_rows(batch));
     (frame, late)
 }
 
 fn copy_frame(records: Vec<MemoryCopy>, cache: &mut LinkCache<'_>) -> CopyFrame {
     let mut frame = CopyFrame::with_capacity(records.len());
-    for r in in_key_order(&records, |r| {
+    let rows = in_key_order(&records, |r| {
         (r.start_ns, r.correlation_id, r.end_ns, r.bytes)
-    }) {
+    })
+    .map(|r| {
         let link = cache.get(r.correlation_id);
-        frame.push_row(CopyRow {
+        CopyRow {
             start_ns: r.start_ns,
             end_ns: r.end_ns,
             direction: r.direction,
@@ -196,16 +216,17 @@ fn copy_frame(records: Vec<MemoryCopy>, cache: &mut LinkCache<'_>) -> CopyFrame 
             graph_node_id: None,
             external_id_default: link.external_id_default,
             external_id_user: link.external_id_user,
-        });
-    }
+        }
+    });
+    in_batches(rows, |batch| frame.extend_rows(batch));
     frame
 }
 
 fn api_call_frame(records: Vec<HipApiCall>, cache: &mut LinkCache<'_>) -> ApiCallFrame {
     let mut frame = ApiCallFrame::with_capacity(records.len());
-    for r in in_key_order(&records, |r| (r.start_ns, r.correlation_id, r.end_ns)) {
+    let rows = in_key_order(&records, |r| (r.start_ns, r.correlation_id, r.end_ns)).map(|r| {
         let link = cache.get(r.correlation_id);
-        frame.push_row(ApiCallRow {
+        ApiCallRow {
             start_ns: r.start_ns,
             end_ns: r.end_ns,
             operation: r.operation,
@@ -214,16 +235,17 @@ fn api_call_frame(records: Vec<HipApiCall>, cache: &mut LinkCache<'_>) -> ApiCal
             stream: link.stream,
             external_id_default: link.external_id_default,
             external_id_user: link.external_id_user,
-        });
-    }
+        }
+    });
+    in_batches(rows, |batch| frame.extend_rows(batch));
     frame
 }
 
 fn graph_launch_frame(records: Vec<GraphLaunch>, cache: &mut LinkCache<'_>) -> GraphLaunchFrame {
     let mut frame = GraphLaunchFrame::with_capacity(records.len());
-    for r in in_key_order(&records, |r| (r.start_ns, r.correlation_id, r.end_ns)) {
+    let rows = in_key_order(&records, |r| (r.start_ns, r.correlation_id, r.end_ns)).map(|r| {
         let link = cache.get(r.correlation_id);
-        frame.push_row(GraphLaunchRow {
+        GraphLaunchRow {
             start_ns: r.start_ns,
             end_ns: r.end_ns,
             correlation_id: r.correlation_id,
@@ -235,7 +257,8 @@ fn graph_launch_frame(records: Vec<GraphLaunch>, cache: &mut LinkCache<'_>) -> G
             stream: link.stream,
             external_id_default: link.external_id_default,
             external_id_user: link.external_id_user,
-        });
-    }
+        }
+    });
+    in_batches(rows, |batch| frame.extend_rows(batch));
     frame
 }

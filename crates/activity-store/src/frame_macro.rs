@@ -3,7 +3,7 @@
 //! Four kinds times a dozen-plus columns would otherwise be four hand-kept
 //! copies of the same getters, row builder and push; a single macro keeps
 //! them identical. A frame owns one `Vec` per column, all the same length
-//! (the only way to add a row is the crate-private `push_row`), so a writer
+//! (the only way to add rows is the crate-private `extend_rows`), so a writer
 //! can read a whole column as a slice and a row by index.
 
 macro_rules! columnar_frame {
@@ -39,11 +39,14 @@ macro_rules! columnar_frame {
                 }
             }
 
-            /// Appends one row to every column; the only way rows are added,
-            /// which is what keeps the columns the same length.
-            pub(crate) fn push_row(&mut self, row: $row) {
-                $( self.$col.push(row.$col); )+
-                self.rows += 1;
+            /// Appends rows, one column at a time; the only way rows are
+            /// added, which is what keeps the columns the same length.
+            /// Column by column, each append is one tight copy loop with
+            /// one capacity check, where a row at a time would check and
+            /// grow every column for every row.
+            pub(crate) fn extend_rows(&mut self, rows: &[$row]) {
+                $( self.$col.extend(rows.iter().map(|row| row.$col)); )+
+                self.rows += rows.len();
             }
 
             /// Number of rows (every column has this length).

@@ -93,16 +93,23 @@ pub fn finish(mut window: FinalisedWindow, span: &WindowSpan, cx: &Context) -> F
         match replay::passes_of(row.dispatch_id, row.start_ns, row.end_ns) {
             None => {
                 let taken = counters::take(row.dispatch_id, 0);
-                kernels.push(KernelActivity {
-                    extras: KernelExtras {
+                let thread_trace = thread_traces::take(row.dispatch_id, 0);
+                // Most kernels have no extras: build none for them.
+                let extras = if taken.sums.is_empty()
+                    && taken.instances.is_empty()
+                    && thread_trace.is_none()
+                {
+                    None
+                } else {
+                    KernelExtras {
                         counters: taken.sums,
                         counter_instances: taken.instances,
-                        thread_trace: thread_traces::take(row.dispatch_id, 0),
+                        thread_trace,
                         ..KernelExtras::default()
                     }
-                    .boxed(),
-                    ..kernel
-                })
+                    .boxed()
+                };
+                kernels.push(KernelActivity { extras, ..kernel })
             }
             Some(passes) => {
                 for pass in passes {

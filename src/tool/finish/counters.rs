@@ -82,10 +82,17 @@ fn present(names: &[String], values: Vec<Option<f64>>) -> Vec<(String, f64)> {
 
 /// The values of a dispatch's pass, removed from the store; counters and
 /// instances without a record are left out (never guessed).
+#[inline]
 pub fn take(dispatch_id: u64, pass: u32) -> Taken {
     if !EVER.load(Ordering::Relaxed) {
         return Taken::default();
     }
+    take_recorded(dispatch_id, pass)
+}
+
+/// `take` once something was recorded; out of line, so a session
+/// that counts nothing pays one load per record.
+fn take_recorded(dispatch_id: u64, pass: u32) -> Taken {
     let Some((_, counted)) = BY_DISPATCH.remove(&(dispatch_id, pass)) else {
         return Taken::default();
     };

@@ -70,10 +70,17 @@ pub struct Pass {
 /// `end_ns`, in pass order; `None` for a dispatch not replayed. Taken once.
 /// Passes run one after another (the SDK waits for each before the next),
 /// so start order is pass order.
+#[inline]
 pub fn passes_of(dispatch_id: u64, start_ns: u64, end_ns: u64) -> Option<Vec<Pass>> {
     if !EVER.load(Ordering::Acquire) {
         return None;
     }
+    passes_recorded(dispatch_id, start_ns, end_ns)
+}
+
+/// `passes_of` once something was recorded; out of line, so a session
+/// that replays nothing pays one load per record.
+fn passes_recorded(dispatch_id: u64, start_ns: u64, end_ns: u64) -> Option<Vec<Pass>> {
     let (_, replayed) = REPLAYED.remove(&dispatch_id)?;
     let mut times: Vec<(u64, u64)> = std::iter::once((start_ns, end_ns))
         .chain(replayed.others.iter().map(|k| (k.start_ns, k.end_ns)))

@@ -21,10 +21,17 @@ pub fn add(dispatch_id: u64, pass: u32, file: String) {
 
 /// The files of a dispatch's pass, comma-separated, removed from the
 /// store; `None` when it was not traced.
+#[inline]
 pub fn take(dispatch_id: u64, pass: u32) -> Option<String> {
     if !EVER.load(Ordering::Acquire) {
         return None;
     }
+    take_recorded(dispatch_id, pass)
+}
+
+/// `take` once something was recorded; out of line, so a session
+/// that traces nothing pays one load per record.
+fn take_recorded(dispatch_id: u64, pass: u32) -> Option<String> {
     FILES
         .remove(&(dispatch_id, pass))
         .map(|(_, files)| files.join(","))

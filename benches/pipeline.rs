@@ -4,10 +4,11 @@
 //! copying the same buffer bytes once, measured side by side. The ratio is
 //! what the backend costs per record relative to the cheapest possible
 //! handling; the stages alone (decode; decode, window, finalise) show
-//! where the rest goes.
+//! where the rest goes, and decoding then writing a kernel frame's bytes
+//! with nothing else shows the floor its 200-byte rows set.
 //!
 //! Run: cargo bench --bench pipeline
-use activity_store::{ActivityStore, StoreConfig};
+use activity_store::{ActivityStore, KernelDispatch, StoreConfig};
 use criterion::{black_box, criterion_group, criterion_main, Criterion, Throughput};
 use graph_attribution::{
     attribute_window, AttributionId, Call, CallWork, ExecHandle, GraphHandle, GraphStructure,
@@ -152,6 +153,52 @@ fn pipeline(c: &mut Criterion) {
             let finished = store.finalise(window).unwrap();
             assert_eq!(finished.kernels.len() as u64, records);
             black_box(finished.kernels.len())
+        })
+    });
+    // The floor under decode_window_finalise while a frame row is 200
+    // bytes: decoding, then writing a kernel frame's nineteen columns (its
+    // types, freshly allocated as finalising allocates them, a batch of
+    // 1024 rows at a time as `extend_rows` does), with no staging, sorting,
+    // interning or joining.
+    group.bench_function("decode_write_frame_bytes", |b| {
+        b.iter(|| {
+            batch.clear();
+            for record in bytes.chunks_exact(size_of::<Record>()) {
+                if let Ok(Decoded::Kernel(kernel)) = decode(tracing, kind, record) {
+                    batch.push(kernel);
+                }
+            }
+            let n = batch.len();
+            let mut words: [Vec<u64>; 9] = std::array::from_fn(|_| Vec::with_capacity(n));
+            let mut optional: [Vec<Option<u64>>; 6] =
+                std::array::from_fn(|_| Vec::with_capacity(n));
+            let mut dims: [Vec<[u32; 3]>; 2] = std::array::from_fn(|_| Vec::with_capacity(n));
+            let mut halves: [Vec<u32>; 2] = std::array::from_fn(|_| Vec::with_capacity(n));
+            for rows in batch.chunks(1024) {
+                let u64_of: [fn(&KernelDispatch) -> u64; 9] = [
+                    |r| r.start_ns,
+                    |r| r.end_ns,
+                    |r| r.agent.0,
+                    |r| r.queue,
+                    |r| r.correlation_id,
+                    |r| r.kernel_id,
+                    |r| r.dispatch_id,
+                    |r| r.thread_id,
+                    |r| r.external_slot,
+                ];
+                for (column, of) in words.iter_mut().zip(u64_of) {
+                    column.extend(rows.iter().map(of));
+                }
+                for (i, column) in optional.iter_mut().enumerate() {
+                    column.extend(rows.iter().map(|r| (i == 1).then_some(r.correlation_id)));
+                }
+                dims[0].extend(rows.iter().map(|r| r.grid));
+                dims[1].extend(rows.iter().map(|r| r.workgroup));
+                halves[0].extend(rows.iter().map(|r| r.lds_bytes));
+                halves[1].extend(rows.iter().map(|r| r.scratch_bytes));
+            }
+            black_box((&words, &optional, &dims, &halves));
+            black_box(words[0].len())
         })
     });
     group.bench_function("decode_window_finalise_attribute", |b| {

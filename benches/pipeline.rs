@@ -158,7 +158,7 @@ fn pipeline(c: &mut Criterion) {
     // The floor under decode_window_finalise while a frame row is 200
     // bytes: decoding, then writing a kernel frame's nineteen columns (its
     // types, freshly allocated as finalising allocates them, a batch of
-    // 1024 rows at a time as `extend_rows` does), with no staging, sorting,
+    // 64 rows at a time as finalising does), with no staging, sorting,
     // interning or joining.
     group.bench_function("decode_write_frame_bytes", |b| {
         b.iter(|| {
@@ -174,7 +174,7 @@ fn pipeline(c: &mut Criterion) {
                 std::array::from_fn(|_| Vec::with_capacity(n));
             let mut dims: [Vec<[u32; 3]>; 2] = std::array::from_fn(|_| Vec::with_capacity(n));
             let mut halves: [Vec<u32>; 2] = std::array::from_fn(|_| Vec::with_capacity(n));
-            for rows in batch.chunks(1024) {
+            for rows in batch.chunks(64) {
                 let u64_of: [fn(&KernelDispatch) -> u64; 9] = [
                     |r| r.start_ns,
                     |r| r.end_ns,

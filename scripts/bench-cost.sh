@@ -24,6 +24,14 @@
 #                         measured side by side on this shared machine (both
 #                         on this tree's simulator).
 #   SHAPE=launches scripts/bench-cost.sh ...  the other scaling (above).
+#   TRACE_DIR=DIR scripts/bench-cost.sh ...  where the traces are written
+#                         (each deleted once written). Default: /dev/shm
+#                         when it is a writable tmpfs, as bench-writers.sh
+#                         writes, else the run's temporary directory. On
+#                         this project's VMs a page written to the ext4
+#                         disk cost from 1 to 11 us depending on writeback
+#                         (--kernel-costs), which moved "writing" by up to
+#                         0.7 us a dispatch between runs of the same tree.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 windows="${1:-1}"
@@ -32,20 +40,29 @@ target="${CARGO_TARGET_DIR:-target}"
 . scripts/cost-setup.sh
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
+traces="${TRACE_DIR:-}"
+if [ -z "$traces" ]; then
+  traces="$work"
+  if [ "$(stat -f -c %T /dev/shm 2>/dev/null)" = tmpfs ] && [ -w /dev/shm ]; then
+    traces=$(mktemp -d /dev/shm/bench-cost.XXXXXX)
+    trap 'rm -rf "$work" "$traces"' EXIT
+  fi
+fi
+echo "traces written to $traces" >&2
 shape="${SHAPE:-steps}"
 scale_workload "$shape" 1000000 "$work/graph-32x1m.json"
 for rep in $(seq "$reps"); do
-  "$bin" --kernel-costs "$work" >"$work/kernel.$rep.json"
+  "$bin" --kernel-costs "$traces" >"$work/kernel.$rep.json"
   echo "run $rep of $reps: no tool, tool with graph attribution off, on ..." >&2
   "$bin" "$work/graph-32x1m.json" none "$windows" >"$work/none.$rep.json"
   KINETO_ROCM_DISABLE_GRAPH_ATTRIBUTION=1 \
-    "$bin" "$work/graph-32x1m.json" tool "$windows" "$work" >"$work/off.$rep.json"
-  "$bin" "$work/graph-32x1m.json" tool "$windows" "$work" >"$work/on.$rep.json"
+    "$bin" "$work/graph-32x1m.json" tool "$windows" "$traces" >"$work/off.$rep.json"
+  "$bin" "$work/graph-32x1m.json" tool "$windows" "$traces" >"$work/on.$rep.json"
   if [ -n "$base_bin" ]; then
     echo "run $rep of $reps: baseline $base_rev, attribution off, on ..." >&2
     KINETO_ROCM_DISABLE_GRAPH_ATTRIBUTION=1 \
-      "$base_bin" "$work/graph-32x1m.json" tool "$windows" "$work" >"$work/base-off.$rep.json"
-    "$base_bin" "$work/graph-32x1m.json" tool "$windows" "$work" >"$work/base-on.$rep.json"
+      "$base_bin" "$work/graph-32x1m.json" tool "$windows" "$traces" >"$work/base-off.$rep.json"
+    "$base_bin" "$work/graph-32x1m.json" tool "$windows" "$traces" >"$work/base-on.$rep.json"
   fi
 done
 echo "commit: $(git rev-parse --short HEAD)$(git diff --quiet HEAD || echo ' (with local changes)')"
@@ -114,7 +131,7 @@ touch = min(k["first_touch_us_per_page"] for k in kernel)
 resident = min(k["resident_us_per_page"] for k in kernel)
 page_write = min(k["file_write_us_per_page"] for k in kernel)
 print(f"this machine's kernel, per 4 KiB page: a first touch {touch:.2f} us (writing it once resident "
-      f"{resident:.2f} us), writing it into a file {page_write:.2f} us")
+      f"{resident:.2f} us), writing it into a file where the traces go {page_write:.2f} us")
 for name, r in (("off", off), ("on", on)):
     faults = (r["minflt"] - none["minflt"]) / n
     pages = r["trace_bytes"] / 4096 / n

@@ -4,7 +4,7 @@
 //!
 //! | state | guard | taken by |
 //! |---|---|---|
-//! | window table (pending windows, finalised ranges) | `RwLock` | read: every push and `issue`; write: open, close, finalise |
+//! | window table (pending windows, finalised ranges) | `RwLock` | read: every push, `issue` and link recorded; write: open, close, finalise |
 //! | a window's staged records | one `Mutex` per shard | a push, for one batch |
 //! | limit reservation, drop counters | atomics | pushes |
 //! | open window id | atomic | `capture_for_api_call`, `record_stream` |
@@ -16,10 +16,13 @@
 //! table's read lock while it appends, which is what makes finalisation
 //! exact: once finalise holds the write lock and has taken the window out,
 //! no append to it is in progress and every later record for its range is
-//! counted as late), and ledger-inside-table-write (finalise counts the
-//! window's outstanding ids at the instant it takes the window out). The
-//! ledger is otherwise, and the link map always, taken with no other lock
-//! held. Every lock recovers from poisoning: the guarded data is updated by
+//! counted as late), the route and link maps inside table-read (a push
+//! looks its records' routes up, and a link is recorded only while its
+//! window is pending, so none outlives its window), and
+//! ledger-inside-table-write (finalise counts the window's outstanding ids
+//! at the instant it takes the window out). The ledger is otherwise taken
+//! with no other lock held, and no map lock is held while taking one of
+//! ours. Every lock recovers from poisoning: the guarded data is updated by
 //! single calls that leave it consistent, and a profiler must not turn one
 //! panic into a crash of the application's threads.
 
@@ -318,7 +321,9 @@ impl ActivityStore {
         };
         let tops = linkage::current_external(self.store);
         if tops != (None, None) {
-            self.links.record_external(correlation_id, window, tops);
+            self.record_link(window, |links| {
+                links.record_external(correlation_id, window, tops)
+            });
         }
     }
 
@@ -326,7 +331,22 @@ impl ActivityStore {
     /// HIP_STREAM SET callback), joined into the `stream` column.
     pub fn record_stream(&self, correlation_id: u64, stream_id: u64) {
         if let Some(window) = self.open_window_id() {
-            self.links.record_stream(correlation_id, window, stream_id);
+            self.record_link(window, |links| {
+                links.record_stream(correlation_id, window, stream_id)
+            });
+        }
+    }
+
+    /// Records a link for `window` if it is still pending, under the window
+    /// table's read lock. The open window was read without the lock, so it
+    /// may have been closed and finalised since; finalise takes a window out
+    /// under the write lock and forgets its links after, so a link is either
+    /// recorded while its window is pending (and forgotten with it) or not at
+    /// all, never left behind for the rest of the session.
+    fn record_link(&self, window: WindowId, record: impl FnOnce(&CorrelationLinks)) {
+        let table = self.table();
+        if table.is_pending(window) {
+            record(&self.links);
         }
     }
 

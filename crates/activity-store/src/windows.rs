@@ -297,6 +297,11 @@ impl WindowTable {
         self.pending.iter().find(|w| w.id == id)
     }
 
+    /// Is window `id` open, or closed and not yet finalised?
+    pub(crate) fn is_pending(&self, id: WindowId) -> bool {
+        self.pending_by_id(id).is_some()
+    }
+
     pub(crate) fn pending_containing(&self, at_ns: u64) -> Option<WindowId> {
         self.pending
             .iter()

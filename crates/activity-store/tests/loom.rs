@@ -226,3 +226,23 @@ fn a_push_racing_finalise_hands_out_or_counts_each_record_once() {
     });
     assert!(SEEN_HANDED.load(SeqCst) && SEEN_LATE.load(SeqCst));
 }
+
+/// A link recorded while its window is closed and finalised (the HIP_STREAM
+/// callback read the open window just before the close): finalise has
+/// forgotten it, or the recorder sees the window gone and takes it back, so
+/// nothing of the window stays once it is finalised.
+#[test]
+fn a_link_recorded_racing_finalise_does_not_outlive_its_window() {
+    model(|| {
+        let store = store();
+        let window = store.open_window(0).unwrap();
+        let recorder = {
+            let store = store.clone();
+            thread::spawn(move || store.record_stream(7, 1))
+        };
+        store.close_window(window, 100).unwrap();
+        store.finalise(window).unwrap();
+        recorder.join().unwrap();
+        assert_eq!(store.resident_correlations(), 0);
+    });
+}

@@ -71,6 +71,19 @@ fn buffer() -> Vec<u8> {
     bytes
 }
 
+/// Decodes every kernel-dispatch record of an SDK buffer into `batch`, as
+/// the tool's buffer callback does.
+fn decode_into(bytes: &[u8], batch: &mut Vec<KernelDispatch>) {
+    let tracing = rocprofiler_buffer_category_t::TRACING.0;
+    let kind = rocprofiler_buffer_tracing_kind_t::KERNEL_DISPATCH.0;
+    batch.clear();
+    for record in bytes.chunks_exact(size_of::<Record>()) {
+        if let Ok(Decoded::Kernel(kernel)) = decode(tracing, kind, record) {
+            batch.push(kernel);
+        }
+    }
+}
+
 fn pipeline(c: &mut Criterion) {
     let bytes = buffer();
     let structure = GraphStructure::new();
@@ -109,8 +122,6 @@ fn pipeline(c: &mut Criterion) {
         })
         .collect();
     let records = NODES * LAUNCHES;
-    let tracing = rocprofiler_buffer_category_t::TRACING.0;
-    let kind = rocprofiler_buffer_tracing_kind_t::KERNEL_DISPATCH.0;
     let mut group = c.benchmark_group("100k_kernel_records");
     group.throughput(Throughput::Elements(records));
     group.sample_size(10);
@@ -129,12 +140,7 @@ fn pipeline(c: &mut Criterion) {
     // decoding, staging in a window and finalising it into frames.
     group.bench_function("decode", |b| {
         b.iter(|| {
-            batch.clear();
-            for record in bytes.chunks_exact(size_of::<Record>()) {
-                if let Ok(Decoded::Kernel(kernel)) = decode(tracing, kind, record) {
-                    batch.push(kernel);
-                }
-            }
+            decode_into(&bytes, &mut batch);
             black_box(batch.len())
         })
     });
@@ -142,12 +148,7 @@ fn pipeline(c: &mut Criterion) {
         b.iter(|| {
             let store = ActivityStore::new(StoreConfig::default());
             let window = store.open_window(1).unwrap();
-            batch.clear();
-            for record in bytes.chunks_exact(size_of::<Record>()) {
-                if let Ok(Decoded::Kernel(kernel)) = decode(tracing, kind, record) {
-                    batch.push(kernel);
-                }
-            }
+            decode_into(&bytes, &mut batch);
             store.push_kernels(&batch);
             store.close_window(window, u64::MAX).unwrap();
             let finished = store.finalise(window).unwrap();
@@ -162,12 +163,7 @@ fn pipeline(c: &mut Criterion) {
     // interning or joining.
     group.bench_function("decode_write_frame_bytes", |b| {
         b.iter(|| {
-            batch.clear();
-            for record in bytes.chunks_exact(size_of::<Record>()) {
-                if let Ok(Decoded::Kernel(kernel)) = decode(tracing, kind, record) {
-                    batch.push(kernel);
-                }
-            }
+            decode_into(&bytes, &mut batch);
             let n = batch.len();
             let mut words: [Vec<u64>; 9] = std::array::from_fn(|_| Vec::with_capacity(n));
             let mut optional: [Vec<Option<u64>>; 6] =
@@ -207,12 +203,7 @@ fn pipeline(c: &mut Criterion) {
             let window = store.open_window(1).unwrap();
             // As the tool's buffer callback does: one SDK buffer (16 MiB
             // holds them all) decoded into a batch, pushed at once.
-            batch.clear();
-            for record in bytes.chunks_exact(size_of::<Record>()) {
-                if let Ok(Decoded::Kernel(kernel)) = decode(tracing, kind, record) {
-                    batch.push(kernel);
-                }
-            }
+            decode_into(&bytes, &mut batch);
             store.push_kernels(&batch);
             store.close_window(window, u64::MAX).unwrap();
             let finished = store.finalise(window).unwrap();

@@ -454,6 +454,19 @@ impl<'a> CallIndex<'a> {
         &self.evidence.calls[index as usize]
     }
 
+    /// The attribution id and resolved exec of call `call`, when it is a
+    /// graph launch whose exec has an id: the launches whose records can
+    /// carry keys.
+    pub(crate) fn keyed_launch(&self, call: u32) -> Option<(AttributionId, &Arc<ResolvedExec>)> {
+        match &self.produces[call as usize] {
+            Produces::Graph {
+                graph_id: Some(graph_id),
+                exec,
+            } => Some((*graph_id, exec)),
+            _ => None,
+        }
+    }
+
     /// What call `call` produces, by output index.
     pub(crate) fn outputs(&self, call: u32) -> &[Produced] {
         self.produces[call as usize].outputs()

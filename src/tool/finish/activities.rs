@@ -92,48 +92,31 @@ pub fn finish(mut window: FinalisedWindow, span: &WindowSpan, cx: &Context) -> F
         };
         match replay::passes_of(row.dispatch_id, row.start_ns, row.end_ns) {
             None => {
-                let taken = counters::take(row.dispatch_id, 0);
-                let thread_trace = thread_traces::take(row.dispatch_id, 0);
-                // Most kernels have no extras: build none for them.
-                let extras = if taken.sums.is_empty()
-                    && taken.instances.is_empty()
-                    && thread_trace.is_none()
-                {
-                    None
-                } else {
-                    KernelExtras {
-                        counters: taken.sums,
-                        counter_instances: taken.instances,
-                        thread_trace,
-                        ..KernelExtras::default()
-                    }
-                    .boxed()
-                };
+                let extras = pass_extras(
+                    counters::take(row.dispatch_id, 0),
+                    thread_traces::take(row.dispatch_id, 0),
+                    None,
+                );
                 kernels.push(KernelActivity { extras, ..kernel })
             }
             Some(passes) => {
                 for pass in passes {
                     unnumbered_passes += u64::from(pass.number.is_none());
-                    let taken = pass
-                        .number
-                        .map(|p| counters::take(row.dispatch_id, p))
-                        .unwrap_or_default();
+                    let extras = pass_extras(
+                        pass.number
+                            .map(|p| counters::take(row.dispatch_id, p))
+                            .unwrap_or_default(),
+                        pass.number
+                            .and_then(|p| thread_traces::take(row.dispatch_id, p)),
+                        pass.number.map(|pass_number| ReplayPass {
+                            pass: pass_number,
+                            passes: pass.passes,
+                        }),
+                    );
                     kernels.push(KernelActivity {
                         start_ns: pass.start_ns,
                         end_ns: pass.end_ns,
-                        extras: KernelExtras {
-                            counters: taken.sums,
-                            counter_instances: taken.instances,
-                            thread_trace: pass
-                                .number
-                                .and_then(|p| thread_traces::take(row.dispatch_id, p)),
-                            replay: pass.number.map(|pass_number| ReplayPass {
-                                pass: pass_number,
-                                passes: pass.passes,
-                            }),
-                            ..KernelExtras::default()
-                        }
-                        .boxed(),
+                        extras,
                         ..kernel.clone()
                     });
                 }
@@ -215,6 +198,31 @@ pub fn finish(mut window: FinalisedWindow, span: &WindowSpan, cx: &Context) -> F
     timeline::finish(cx.timeline, &window, &mut out, &tcx, &mut summary);
     out.summary = summary;
     out
+}
+
+/// One dispatch pass's extras. Nearly every kernel has none: then nothing
+/// is built, which a call of `KernelExtras::boxed` on an empty value would
+/// (about 100 instructions a kernel in finishing).
+#[inline]
+fn pass_extras(
+    taken: counters::Taken,
+    thread_trace: Option<String>,
+    replay: Option<ReplayPass>,
+) -> Option<Box<KernelExtras>> {
+    // Taken apart first: dropping the empty vectors is then inline, where
+    // dropping a `Taken` is a call.
+    let counters::Taken { sums, instances } = taken;
+    if sums.is_empty() && instances.is_empty() && thread_trace.is_none() && replay.is_none() {
+        return None;
+    }
+    KernelExtras {
+        counters: sums,
+        counter_instances: instances,
+        thread_trace,
+        replay,
+        ..KernelExtras::default()
+    }
+    .boxed()
 }
 
 /// Both halves of a key, or none: a record is never shown half-attributed.

@@ -88,6 +88,16 @@ impl Candidates {
         &self.runs
     }
 
+    /// A launch run's records, each with its one candidate.
+    fn push_run(&mut self, run: LaunchRun) {
+        for i in 0..run.len {
+            let at = self.slots.len() as u32;
+            self.slots.push((run.call, run.first + i));
+            self.ranges.push(Ok((at, at + 1)));
+        }
+        self.runs.push(run);
+    }
+
     /// Rule 1 for every record. `overflowing`: queues `rules::backlog`
     /// found may have been full.
     pub(crate) fn of_window(
@@ -104,49 +114,23 @@ impl Candidates {
         // Per call, the output after the last one a record was found to be
         // alone: the next record is most likely that one.
         let mut next = vec![0u32; index.produces.len()];
-        // A launch's records sit together: its hull is looked up once per run.
-        let mut last: Option<(u32, Hull)> = None;
         let mut r = 0;
         while r < observations.len() {
             let o = &observations[r];
             let start = out.slots.len();
             let found = match index.processed_by(r) {
                 _ if !index.evidence.calls_complete => Err(Reason::CallsDropped),
-                _ if o.dispatch_id.is_some()
-                    && !overflowing.is_empty()
-                    && overflowing.contains(&o.queue_id) =>
-                {
-                    Err(Reason::QueueMayHaveOverflowed)
-                }
+                _ if on_overflowed_queue(o, overflowing) => Err(Reason::QueueMayHaveOverflowed),
                 Some(p) => {
-                    let hull = match last {
-                        Some((q, hull)) if q == p => hull,
-                        _ => {
-                            let hull = index.hull(p);
-                            last = Some((p, hull));
-                            hull
-                        }
-                    };
-                    let run = match runs {
-                        Runs::Found => {
+                    let hull = index.hull(p);
+                    let run = (runs == Runs::Found)
+                        .then(|| {
                             launch_run(index, observations, r, p, hull, overflowing, &mut next)
-                        }
-                        Runs::Ignored => 0,
-                    };
-                    if run > 0 {
-                        let first = next[p as usize] - run;
-                        out.runs.push(LaunchRun {
-                            start: r as u32,
-                            len: run,
-                            call: p,
-                            first,
-                        });
-                        for i in 0..run {
-                            let at = out.slots.len() as u32;
-                            out.slots.push((p, first + i));
-                            out.ranges.push(Ok((at, at + 1)));
-                        }
-                        r += run as usize;
+                        })
+                        .flatten();
+                    if let Some(run) = run {
+                        out.push_run(run);
+                        r += run.len as usize;
                         continue;
                     }
                     candidates(index, o, hull, &mut next, &mut out.slots)
@@ -185,11 +169,17 @@ impl Candidates {
     }
 }
 
-/// How many records from `r` on were processed by graph launch `p`, each
+/// Was the record processed from a queue `rules::backlog` found may have
+/// been full (engine copies take no queue slot)?
+fn on_overflowed_queue(o: &Observation, overflowing: &FxHashSet<u64>) -> bool {
+    o.dispatch_id.is_some() && !overflowing.is_empty() && overflowing.contains(&o.queue_id)
+}
+
+/// The records from `r` on that were processed by graph launch `p`, each
 /// the one output of `p` it may be, in the launch's output order from
 /// where the previous such record left off (`next`, advanced past them):
 /// what `candidates` would find for each, found without its per-record
-/// checks. 0 when the first is not such a record.
+/// checks. `None` when the first is not such a record.
 fn launch_run(
     index: &CallIndex<'_>,
     observations: &[Observation],
@@ -198,33 +188,30 @@ fn launch_run(
     hull: Hull,
     overflowing: &FxHashSet<u64>,
     next: &mut [u32],
-) -> u32 {
+) -> Option<LaunchRun> {
     if hull.at_edge || hull.unknown || hull.producers != HullProducers::One(p) {
-        return 0;
+        return None;
     }
-    let Produces::Graph {
-        graph_id: Some(_),
-        exec,
-    } = &index.produces[p as usize]
-    else {
-        return 0;
-    };
+    let (_, exec) = index.keyed_launch(p)?;
     let first = next[p as usize];
     let mut run = 0;
     for (i, o) in observations[r..].iter().enumerate() {
         let k = first + run;
         if index.processed_by(r + i) != Some(p)
             || exec.only_output(k, &o.observed).is_none()
-            || (o.dispatch_id.is_some()
-                && !overflowing.is_empty()
-                && overflowing.contains(&o.queue_id))
+            || on_overflowed_queue(o, overflowing)
         {
             break;
         }
         run += 1;
     }
     next[p as usize] = first + run;
-    run
+    (run > 0).then_some(LaunchRun {
+        start: r as u32,
+        len: run,
+        call: p,
+        first,
+    })
 }
 
 /// Rule 1 for one record of a complete window's calls, on a queue that did
@@ -320,16 +307,12 @@ pub(crate) fn decide_all(
     let mut r = 0;
     while r < n {
         if let Some(run) = runs.next_if(|run| run.start as usize == r) {
-            let Produces::Graph {
-                graph_id: Some(graph_id),
-                exec,
-            } = &index.produces[run.call as usize]
-            else {
-                unreachable!("a launch run is a graph launch's")
-            };
+            let (graph_id, exec) = index
+                .keyed_launch(run.call)
+                .expect("a launch run is a keyed graph launch's");
             let outputs = &exec.outputs[run.first as usize..(run.first + run.len) as usize];
             keys.extend(outputs.iter().map(|p| KeyVerdict::Key {
-                key: GraphKey::new(*graph_id, p.node.expect("a graph output is a node's")),
+                key: GraphKey::new(graph_id, p.node.expect("a graph output is a node's")),
                 proof: KeyProof::OnlyPossibleNode,
             }));
             let link = LinkVerdict::Linked {
@@ -358,29 +341,6 @@ pub(crate) fn decide(
         Ok(c) => c,
         Err(reason) => return (KeyVerdict::Withheld(reason), LinkVerdict::Unlinked(reason)),
     };
-    // Nearly every record of a launch that ran alone has one candidate: its
-    // node, if the exec has an id, and its call.
-    if let [(call, k)] = *candidates {
-        if let (
-            Some(node),
-            Produces::Graph {
-                graph_id: Some(graph_id),
-                ..
-            },
-        ) = (index.output(call, k).node, &index.produces[call as usize])
-        {
-            return (
-                KeyVerdict::Key {
-                    key: GraphKey::new(*graph_id, node),
-                    proof: KeyProof::OnlyPossibleNode,
-                },
-                LinkVerdict::Linked {
-                    correlation_id: index.call(call).correlation_id,
-                    proof: LinkProof::OnlyPossibleCall,
-                },
-            );
-        }
-    }
     let mut agreement = Agreement::None;
     let mut eager = false;
     let mut first_call: Option<u32> = None;

@@ -8,7 +8,7 @@
 
 use rustc_hash::FxHashMap;
 
-use crate::calls::{CallIndex, Produced, Produces};
+use crate::calls::{CallIndex, Produced};
 use crate::evidence::Observation;
 use crate::ids::AttributionId;
 use crate::work::{BlitKind, Direction, Observed, Output};
@@ -22,30 +22,17 @@ pub(crate) fn contradicted(
         return Vec::new();
     }
     let calls = index.produces.len();
-    let launch = |index: &CallIndex<'_>, c: usize| {
-        matches!(
-            index.produces[c],
-            Produces::Graph {
-                graph_id: Some(_),
-                ..
-            }
-        )
-    };
-    let grouped = Grouped::by_launch(index, observations, launch);
+    let grouped = Grouped::by_launch(index, observations);
     let mut out = Vec::new();
     for call in 0..calls as u32 {
-        if !launch(index, call as usize) || !index.isolated(call) {
+        let Some((g, _)) = index.keyed_launch(call) else {
             continue;
-        }
-        if !produces_exactly(index.outputs(call), grouped.of(call), observations) {
-            if let Produces::Graph {
-                graph_id: Some(g), ..
-            } = index.produces[call as usize]
-            {
-                if !out.contains(&g) {
-                    out.push(g);
-                }
-            }
+        };
+        if index.isolated(call)
+            && !produces_exactly(index.outputs(call), grouped.of(call), observations)
+            && !out.contains(&g)
+        {
+            out.push(g);
         }
     }
     out
@@ -89,13 +76,13 @@ impl Iterator for Records<'_> {
 impl ExactSizeIterator for Records<'_> {}
 
 impl Grouped {
-    fn by_launch(
-        index: &CallIndex<'_>,
-        observations: &[Observation],
-        launch: impl Fn(&CallIndex<'_>, usize) -> bool,
-    ) -> Grouped {
+    fn by_launch(index: &CallIndex<'_>, observations: &[Observation]) -> Grouped {
         let calls = index.produces.len();
-        let launch_of = |r: usize| index.processed_by(r).filter(|&c| launch(index, c as usize));
+        let launch_of = |r: usize| {
+            index
+                .processed_by(r)
+                .filter(|&c| index.keyed_launch(c).is_some())
+        };
         // One pass: is every launch's set of records one run?
         let mut runs = vec![(0u32, 0u32); calls];
         let mut together = true;

@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 use rustc_hash::{FxHashMap, FxHashSet};
 
-use crate::calls::{CallIndex, Produces, ResolvedExec};
+use crate::calls::{CallIndex, ResolvedExec};
 use crate::evidence::Observation;
 use crate::ids::{AttributionId, GraphKey, NodeId};
 use crate::rules::candidates::LaunchRun;
@@ -139,12 +139,8 @@ pub(crate) fn apply(
         let mut shape = None;
         if let Some(run) = runs.next_if(|run| run.start as usize == r) {
             end = r + run.len as usize;
-            if let Produces::Graph {
-                graph_id: Some(graph_id),
-                exec,
-            } = &index.produces[run.call as usize]
-            {
-                let this = (*graph_id, Arc::as_ptr(exec), run.first, run.len);
+            if let Some((graph_id, exec)) = index.keyed_launch(run.call) {
+                let this = (graph_id, Arc::as_ptr(exec), run.first, run.len);
                 if entered.contains(&this) {
                     r = end;
                     continue;

@@ -22,7 +22,9 @@
 //! written.
 //! `--kernel-costs` measures what the kernel charges this machine for the
 //! two things a window's size makes it do: a page touched for the first
-//! time (256 MiB of a fresh mapping, a write per page) and a MiB written
+//! time (256 MiB of a fresh mapping, a write per page; again with the
+//! mapping advised for transparent huge pages, as src/heap.rs advises its
+//! large blocks) and a MiB written
 //! into a file in DIR (256 MiB through the page cache), against writing
 //! the same pages once they are resident.
 //! scripts/bench-cost.sh runs it and prints the ratios.
@@ -59,7 +61,7 @@ fn thread_faults() -> u64 {
 }
 
 /// Microseconds per 4 KiB page of: a first touch of a fresh anonymous
-/// mapping, a write to the same page once resident, and writing it into a
+/// mapping (with and without huge pages), a write to the same page once resident, and writing it into a
 /// file in `dir` (through the page cache; the file is deleted).
 fn kernel_costs(dir: &Path) {
     const BYTES: usize = 256 << 20;
@@ -70,31 +72,47 @@ fn kernel_costs(dir: &Path) {
         f();
         started.elapsed().as_secs_f64() * 1e6 / pages
     };
-    // SAFETY: an anonymous private mapping at an address the kernel picks.
-    let p = unsafe {
-        libc::mmap(
-            std::ptr::null_mut(),
-            BYTES,
-            libc::PROT_READ | libc::PROT_WRITE,
-            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
-            -1,
-            0,
-        )
-    };
-    if p == libc::MAP_FAILED {
-        fail("mmap", std::io::Error::last_os_error());
-    }
-    // SAFETY: the mapping just made, BYTES long, used only here.
-    let block = unsafe { std::slice::from_raw_parts_mut(p.cast::<u8>(), BYTES) };
-    let mut touch = |value: u8| {
-        for page in block.chunks_exact_mut(PAGE) {
-            // Volatile, so the writes are not merged or left out.
-            // SAFETY: a valid, aligned byte of the mapping.
-            unsafe { std::ptr::write_volatile(page.as_mut_ptr(), value) };
+    // (first touch, resident write) per page, and the mapping; with `huge`,
+    // advised as the tool's allocator advises its large blocks.
+    let touched = |huge: bool| {
+        // SAFETY: an anonymous private mapping at an address the kernel picks.
+        let p = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                BYTES,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            )
+        };
+        if p == libc::MAP_FAILED {
+            fail("mmap", std::io::Error::last_os_error());
         }
+        if huge {
+            // SAFETY: advice on the mapping just made; no byte changes.
+            unsafe { libc::madvise(p, BYTES, libc::MADV_HUGEPAGE) };
+        }
+        // SAFETY: the mapping just made, BYTES long, used only here.
+        let block = unsafe { std::slice::from_raw_parts_mut(p.cast::<u8>(), BYTES) };
+        let mut touch = |value: u8| {
+            for page in block.chunks_exact_mut(PAGE) {
+                // Volatile, so the writes are not merged or left out.
+                // SAFETY: a valid, aligned byte of the mapping.
+                unsafe { std::ptr::write_volatile(page.as_mut_ptr(), value) };
+            }
+        };
+        let first = timed(&mut || touch(1));
+        let resident = timed(&mut || touch(2));
+        (first, resident, p)
     };
-    let first = timed(&mut || touch(1));
-    let resident = timed(&mut || touch(2));
+    let (first, resident, p) = touched(false);
+    // SAFETY: the mapping made above, no longer used.
+    unsafe { libc::munmap(p, BYTES) };
+    let (first_huge, _, p) = touched(true);
+    // The file is written from this mapping, resident.
+    // SAFETY: the mapping just made, BYTES long, used only here.
+    let block = unsafe { std::slice::from_raw_parts(p.cast::<u8>(), BYTES) };
     let file = dir.join(format!("cost-write-{}.bin", std::process::id()));
     let write = timed(&mut || {
         let mut out = std::fs::File::create(&file).unwrap_or_else(|e| fail("create", e));
@@ -106,7 +124,7 @@ fn kernel_costs(dir: &Path) {
     // SAFETY: the mapping made above, no longer used.
     unsafe { libc::munmap(p, BYTES) };
     println!(
-        "{{\"first_touch_us_per_page\": {first:.4}, \"resident_us_per_page\": {resident:.4}, \"file_write_us_per_page\": {write:.4}}}"
+        "{{\"first_touch_us_per_page\": {first:.4}, \"first_touch_huge_us_per_page\": {first_huge:.4}, \"resident_us_per_page\": {resident:.4}, \"file_write_us_per_page\": {write:.4}}}"
     );
 }
 

@@ -128,9 +128,11 @@ print(f"tool heap peak (finishing and writing a window): off {off['tool_peak_byt
 # least of each rep's measure (examples/cost.rs --kernel-costs).
 kernel = [json.load(open(f)) for f in glob.glob(f"{sys.argv[1]}/kernel.*.json")]
 touch = min(k["first_touch_us_per_page"] for k in kernel)
+touch_huge = min(k["first_touch_huge_us_per_page"] for k in kernel)
 resident = min(k["resident_us_per_page"] for k in kernel)
 page_write = min(k["file_write_us_per_page"] for k in kernel)
-print(f"this machine's kernel, per 4 KiB page: a first touch {touch:.2f} us (writing it once resident "
+print(f"this machine's kernel, per 4 KiB page: a first touch {touch:.2f} us, in a huge page {touch_huge:.2f} us "
+      f"(writing it once resident "
       f"{resident:.2f} us), writing it into a file where the traces go {page_write:.2f} us")
 for name, r in (("off", off), ("on", on)):
     faults = (r["minflt"] - none["minflt"]) / n
@@ -138,8 +140,8 @@ for name, r in (("off", off), ("on", on)):
     user = (r["user_s"] - none["user_s"]) / n * 1e6
     system = (r["sys_s"] - none["sys_s"]) / n * 1e6
     print(f"  attribution {name}: user +{user:.2f} us, system +{system:.2f} us per dispatch; "
-          f"{faults:.3f} more first touches and {pages:.3f} pages of trace per dispatch, "
-          f"about {faults * touch + pages * page_write:.2f} us of the kernel's time at those prices")
+          f"{faults:.3f} more minor page faults (one for each 2 MiB huge page, else for each 4 KiB) "
+          f"and {pages:.3f} pages of trace per dispatch")
 after = [w["heap_after"] / 2**20 for w in on["windows"]]
 per_window = [w["cpu_s"] for w in on["windows"]]
 print("attribution on, per window: tool heap after it (MiB) " + " ".join(f"{h:.1f}" for h in after)

@@ -36,6 +36,8 @@ const PAGE: usize = 4096;
 /// window's large blocks.
 const CACHE_BYTES: usize = 64 << 20;
 const CACHE_SLOTS: usize = 64;
+/// Mappings from this size on are asked for transparent huge pages.
+const HUGE_FROM: usize = 2 << 20;
 
 pub struct ToolAllocator;
 
@@ -212,6 +214,7 @@ fn map_reusing(size: usize, zeroed: bool) -> *mut u8 {
         unsafe { libc::munmap(addr as *mut libc::c_void, len) };
         map(size)
     } else {
+        advise_huge(p, want);
         p.cast()
     }
 }
@@ -230,9 +233,23 @@ fn map(size: usize) -> *mut u8 {
         )
     };
     if p == libc::MAP_FAILED {
-        std::ptr::null_mut()
-    } else {
-        p.cast()
+        return std::ptr::null_mut();
+    }
+    advise_huge(p, size);
+    p.cast()
+}
+
+/// Asks for transparent huge pages on a mapping of `len` bytes, so that
+/// first touches fault once per 2 MiB instead of once per 4 KiB: touching
+/// 512 MiB cost 1.9 us a 4 KiB page without and 0.75 us with on this VM
+/// (`scripts/bench-cost.sh` measures both). The kernel ignores the advice
+/// where THP is off (`never`). A block grown by mremap from one below
+/// [`HUGE_FROM`] was never advised, so growing advises again.
+fn advise_huge(p: *mut libc::c_void, len: usize) {
+    if len >= HUGE_FROM {
+        // SAFETY: advice on a mapping of `len` bytes this allocator just
+        // made; it changes no byte of it, and failure leaves it as it was.
+        unsafe { libc::madvise(p, len, libc::MADV_HUGEPAGE) };
     }
 }
 
@@ -317,6 +334,7 @@ unsafe impl GlobalAlloc for ToolAllocator {
                 if p == libc::MAP_FAILED {
                     std::ptr::null_mut()
                 } else {
+                    advise_huge(p, new_size);
                     p.cast()
                 }
             }

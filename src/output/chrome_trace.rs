@@ -4,8 +4,8 @@
 //! kineto. Field spellings follow what kineto writes and what PyTorch reads:
 //! `"graph id"` and `"graph node id"` are bare decimal integers (PyTorch
 //! matches `"graph node id":\s*(\d+)`), timestamps are microseconds.
-pub use super::event::{Arg, ArgKey, CompleteEvent};
-use super::event_shapes::{self, Hole, Shapes};
+pub use super::event::{Arg, ArgKey, CompleteEvent, ShapeKey};
+use super::event_shapes::{self, Hole, KeyedShapes, Shapes};
 use crate::vocabulary as vocab;
 use std::io::{self, Write};
 
@@ -32,6 +32,8 @@ pub struct ChromeTraceWriter<W: Write> {
     known_keys: Vec<KeyJson>,
     /// Complete events' bytes by shape, for the next event of each.
     shapes: Shapes,
+    /// Complete events' bytes by their caller's key.
+    keyed: KeyedShapes,
     /// Where the event being formatted has its holes (`Shapes::offer`).
     holes: Vec<(u32, u32)>,
     from_kept_shapes: u64,
@@ -82,13 +84,15 @@ impl<W: Write> ChromeTraceWriter<W> {
             event: Vec::with_capacity(1024),
             known_keys,
             shapes: Shapes::default(),
+            keyed: KeyedShapes::default(),
             holes: Vec::new(),
             from_kept_shapes: 0,
         })
     }
 
-    /// How many complete events were written from a kept shape
-    /// (src/output/event_shapes.rs) rather than formatted field by field.
+    /// How many complete events were written from a kept shape, compared
+    /// or keyed (src/output/event_shapes.rs), rather than formatted field
+    /// by field.
     pub fn events_from_kept_shapes(&self) -> u64 {
         self.from_kept_shapes
     }
@@ -113,6 +117,44 @@ impl<W: Write> ChromeTraceWriter<W> {
             self.from_kept_shapes += 1;
             return self.end_event();
         }
+        let from = self.format(event);
+        self.shapes.offer(event, &self.event[from..], &self.holes);
+        self.end_event()
+    }
+
+    /// A complete event of shape `key` (see [`ShapeKey`]) with its times
+    /// and its varying args' `values`: written from the key's kept bytes,
+    /// else formatted from the args `fill` pushes into `args` (cleared
+    /// first) and kept for the next event of its key.
+    pub fn complete_shaped<'a>(
+        &mut self,
+        key: &ShapeKey,
+        head: &CompleteEvent<'a>,
+        values: &[u64],
+        args: &mut Vec<(ArgKey<'a>, Arg<'a>)>,
+        fill: impl FnOnce(&mut Vec<(ArgKey<'a>, Arg<'a>)>),
+    ) -> io::Result<()> {
+        self.start_event();
+        let times = (head.start_ns, head.end_ns);
+        if self
+            .keyed
+            .write_if_kept(key, times, values, &mut self.event, push_micros, push_int)
+        {
+            self.from_kept_shapes += 1;
+            return self.end_event();
+        }
+        args.clear();
+        fill(args);
+        let event = CompleteEvent { args, ..*head };
+        let from = self.format(&event);
+        self.keyed
+            .offer(*key, &event, values, &self.event[from..], &self.holes);
+        self.end_event()
+    }
+
+    /// Formats `event` field by field after what the scratch buffer holds,
+    /// noting its holes; returns where it starts.
+    fn format(&mut self, event: &CompleteEvent) -> usize {
         let from = self.event.len();
         let holes = &mut self.holes;
         holes.clear();
@@ -156,8 +198,7 @@ impl<W: Write> ChromeTraceWriter<W> {
             e.push(b'}');
         }
         e.push(b'}');
-        self.shapes.offer(event, &self.event[from..], &self.holes);
-        self.end_event()
+        from
     }
 
     /// A kineto "ac2g" flow arrow end, linking a runtime call to its kernel.

@@ -47,3 +47,24 @@ pub struct CompleteEvent<'a> {
     pub end_ns: u64,
     pub args: &'a [(ArgKey<'a>, Arg<'a>)],
 }
+
+/// What names a complete event's shape for `TraceSink::complete_shaped`:
+/// words the caller packs from everything an event is written from except
+/// its times and its varying integer args (see `event_shapes::varies`).
+/// Two events given equal keys must be equal in all else; a key that
+/// leaves out a field the event is written from gives wrong bytes, so
+/// callers test their packing against unkeyed writing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ShapeKey(pub [u64; 12]);
+
+/// The words folded into one before the map's hasher sees them: hashing
+/// the array word by word cost 195 instructions a kernel event, a third
+/// of writing it from its shape (callgrind, scripts/bench-instructions.sh).
+impl std::hash::Hash for ShapeKey {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        let folded = self.0.iter().fold(0u64, |h, w| {
+            (h ^ w).wrapping_mul(0x9E37_79B9_7F4A_7C15).rotate_left(23)
+        });
+        state.write_u64(folded);
+    }
+}

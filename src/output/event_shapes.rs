@@ -13,8 +13,9 @@
 //! whatever a caller passes, an event is written exactly as formatting it
 //! would write it (the tests compare both).
 
-use super::event::{Arg, ArgKey, CompleteEvent};
+use super::event::{Arg, ArgKey, CompleteEvent, ShapeKey};
 use crate::vocabulary::MetadataKey;
+use activity_store::FastMap;
 
 /// Sets of the cache; each holds two shapes.
 const SETS: usize = 512;
@@ -168,6 +169,20 @@ impl Shape {
     }
 }
 
+/// An event's `bytes` with its `holes` cut out, and where each was.
+fn cut_out(bytes: &[u8], holes: &Holes) -> (Box<[u8]>, Box<[u32]>) {
+    let mut kept = Vec::with_capacity(bytes.len());
+    let mut cuts = Vec::with_capacity(holes.len());
+    let mut at = 0;
+    for &(start, end) in holes {
+        kept.extend_from_slice(&bytes[at..start as usize]);
+        cuts.push(kept.len() as u32);
+        at = end as usize;
+    }
+    kept.extend_from_slice(&bytes[at..]);
+    (kept.into_boxed_slice(), cuts.into_boxed_slice())
+}
+
 /// What goes into one hole.
 pub(super) enum Hole<'a> {
     Micros(u64),
@@ -253,15 +268,7 @@ impl Shapes {
             *misses = [pick, misses[0]];
             return;
         }
-        let mut kept = Vec::with_capacity(bytes.len());
-        let mut cuts = Vec::with_capacity(holes.len());
-        let mut at = 0;
-        for &(start, end) in holes {
-            kept.extend_from_slice(&bytes[at..start as usize]);
-            cuts.push(kept.len() as u32);
-            at = end as usize;
-        }
-        kept.extend_from_slice(&bytes[at..]);
+        let (bytes, cuts) = cut_out(bytes, holes);
         let shape = Shape {
             category: event.category.into(),
             name: event.name.into(),
@@ -272,8 +279,8 @@ impl Shapes {
                 .iter()
                 .map(|(k, v)| (OwnedKey::of(*k), Kept::of(*k, v)))
                 .collect(),
-            bytes: kept.into_boxed_slice(),
-            cuts: cuts.into_boxed_slice(),
+            bytes,
+            cuts,
             holes: event
                 .args
                 .iter()
@@ -290,5 +297,83 @@ impl Shapes {
             [Some(a), Some(b)] => usize::from(b.last_used < a.last_used),
         };
         ways[victim] = Some(shape);
+    }
+}
+
+/// Keyed shapes kept, at most: a window's kernels have a few shapes per
+/// graph node; past this, events are formatted.
+const KEYED_MAX: usize = 1 << 14;
+
+/// An event's bytes without its holes, for later events of its key: every
+/// hole past `ts` and `dur` an integer.
+#[derive(Debug)]
+struct KeyedShape {
+    bytes: Box<[u8]>,
+    /// Where each hole goes in `bytes`, ascending.
+    cuts: Box<[u32]>,
+}
+
+/// Shapes by the caller's key ([`ShapeKey`]): a lookup instead of comparing
+/// the event's fields with a kept shape's, and no args built to compare.
+#[derive(Debug, Default)]
+pub(super) struct KeyedShapes {
+    shapes: FastMap<ShapeKey, KeyedShape>,
+}
+
+impl KeyedShapes {
+    /// Writes the event of `key` from its kept shape, with `start_ns`,
+    /// `end_ns` and `values` (the varying args, in args order) in its
+    /// holes, and returns true; false when none is kept (nothing written).
+    pub(super) fn write_if_kept(
+        &self,
+        key: &ShapeKey,
+        (start_ns, end_ns): (u64, u64),
+        values: &[u64],
+        out: &mut Vec<u8>,
+        mut micros: impl FnMut(&mut Vec<u8>, u64),
+        mut int: impl FnMut(&mut Vec<u8>, u64),
+    ) -> bool {
+        let Some(shape) = self.shapes.get(key) else {
+            return false;
+        };
+        let mut at = 0;
+        for (i, &cut) in shape.cuts.iter().enumerate() {
+            out.extend_from_slice(&shape.bytes[at..cut as usize]);
+            at = cut as usize;
+            match i {
+                0 => micros(out, start_ns),
+                1 => micros(out, end_ns.saturating_sub(start_ns)),
+                _ => int(out, values[i - 2]),
+            }
+        }
+        out.extend_from_slice(&shape.bytes[at..]);
+        true
+    }
+
+    /// After `event` of `key` was formatted as `bytes` with its `holes`:
+    /// keep it, if its varying args are exactly `values`, all integers (so
+    /// that a later event's values fill its holes as formatting would).
+    pub(super) fn offer(
+        &mut self,
+        key: ShapeKey,
+        event: &CompleteEvent<'_>,
+        values: &[u64],
+        bytes: &[u8],
+        holes: &Holes,
+    ) {
+        if self.shapes.len() >= KEYED_MAX {
+            return;
+        }
+        let mut varying = event.args.iter().filter(|(k, v)| varies(*k, v));
+        let fits = holes.len() == 2 + values.len()
+            && values
+                .iter()
+                .all(|value| matches!(varying.next(), Some((_, Arg::Int(v))) if v == value))
+            && varying.next().is_none();
+        if !fits {
+            return;
+        }
+        let (bytes, cuts) = cut_out(bytes, holes);
+        self.shapes.insert(key, KeyedShape { bytes, cuts });
     }
 }

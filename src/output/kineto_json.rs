@@ -10,7 +10,7 @@
 //! Keys, value types and fixed strings come from src/vocabulary.rs, which
 //! the C++ face reads through the bridge: both writers put the same args on
 //! the same events (tests/ctest compares them event by event).
-use super::chrome_trace::{Arg, ArgKey, ChromeTraceWriter, CompleteEvent, FlowEnd};
+use super::chrome_trace::{Arg, ArgKey, ChromeTraceWriter, CompleteEvent, FlowEnd, ShapeKey};
 use super::counter_tracks::{step_samples, CounterSpan};
 use super::sink::TraceSink;
 use crate::vocabulary::{self as vocab, MetadataKey as K};
@@ -20,6 +20,7 @@ use crate::window::{
 use activity_store::{CopyDirection, FastMap, FastSet};
 use std::collections::BTreeMap;
 use std::io::{self, Write};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// CPU threads are drawn in one process lane, after the devices.
 const HOST_PID: u64 = 1_000_000;
@@ -198,6 +199,148 @@ fn graph_args<'a>(args: &mut Vec<(ArgKey<'a>, Arg<'a>)>, graph: Option<GraphNode
     }
 }
 
+/// A kernel's args, pushed into `args`; returns its category and name.
+fn kernel_args<'a>(
+    args: &mut Vec<(ArgKey<'a>, Arg<'a>)>,
+    kernel: &'a KernelActivity,
+    name_of_kernel: &'a str,
+    symbol: &'a str,
+) -> (&'static str, &'a str) {
+    args.push((K::Device.into(), Arg::Int(kernel.device.into())));
+    if let Some(stream) = kernel.stream {
+        args.push((K::Stream.into(), Arg::Int(stream)));
+    }
+    args.push((K::HsaQueue.into(), Arg::Int(kernel.queue)));
+    if let Some(correlation) = kernel.correlation {
+        args.push((K::Correlation.into(), Arg::Int(correlation)));
+    }
+    args.push((K::DispatchId.into(), Arg::Int(kernel.dispatch_id)));
+    let (category, event_name) = match kernel.blit() {
+        None => {
+            args.extend([
+                (K::Kind.into(), Arg::Str(vocab::KERNEL_KIND)),
+                (K::Kernel.into(), Arg::Str(name_of_kernel)),
+                (K::Grid.into(), Arg::Dim3(kernel.grid)),
+                (K::Block.into(), Arg::Dim3(kernel.block)),
+                (K::SharedMemory.into(), Arg::Int(kernel.lds_bytes.into())),
+                (
+                    K::ScratchMemory.into(),
+                    Arg::Int(kernel.scratch_bytes.into()),
+                ),
+            ]);
+            if symbol != name_of_kernel {
+                args.push((K::MangledName.into(), Arg::Str(symbol)));
+            }
+            ("kernel", name_of_kernel)
+        }
+        Some(Blit::Memset { bytes, value }) => {
+            args.extend([
+                (K::Kind.into(), Arg::Str(vocab::MEMSET_KIND)),
+                (K::Kernel.into(), Arg::Str(symbol)),
+                (K::Bytes.into(), Arg::Int(bytes)),
+                (K::Value.into(), Arg::Int(value.into())),
+            ]);
+            bandwidth(args, bytes, kernel.start_ns, kernel.end_ns);
+            ("gpu_memset", vocab::MEMSET_NAME)
+        }
+        Some(Blit::Copy { bytes, direction }) => {
+            let (src, dst) = copy_ends(direction, kernel.device);
+            args.extend([
+                (K::Kind.into(), Arg::Str(vocab::copy_kind(direction))),
+                (K::Kernel.into(), Arg::Str(symbol)),
+                (K::Bytes.into(), Arg::Int(bytes)),
+            ]);
+            bandwidth(args, bytes, kernel.start_ns, kernel.end_ns);
+            args.extend([
+                (K::SrcDevice.into(), Arg::Signed(src)),
+                (K::DstDevice.into(), Arg::Signed(dst)),
+            ]);
+            ("gpu_memcpy", vocab::copy_event_name(direction))
+        }
+    };
+    if let (Some(_), Some(external_id)) = (kernel.correlation, kernel.external_id) {
+        args.push((EXTERNAL_ID, Arg::Int(external_id)));
+    }
+    graph_args(args, kernel.graph);
+    if let Some(replay) = kernel.replay() {
+        args.push((K::ReplayPass.into(), Arg::Int(replay.pass.into())));
+    }
+    if let Some(files) = kernel.thread_trace() {
+        args.push((K::ThreadTrace.into(), Arg::Str(files)));
+    }
+    for (counter, value) in kernel.counters().iter().chain(kernel.counter_instances()) {
+        args.push((ArgKey::Named(counter), Arg::Float(*value)));
+    }
+    (category, event_name)
+}
+
+/// Where each emit_windows call's shape keys start: kernel names are
+/// indices into their own window's table, so a key names its call and
+/// window.
+static NEXT_SHAPE_SCOPE: AtomicU64 = AtomicU64::new(0);
+
+/// The shape key of a kernel with no extras (no counters, blit, replay or
+/// thread trace), from everything its event is written from except its
+/// times, correlation, dispatch id, External id and graph node id, which
+/// it returns as the varying values, in args order (`kernel_args`).
+fn plain_kernel_shape(
+    scope: u64,
+    window: usize,
+    tid: u64,
+    kernel: &KernelActivity,
+) -> (ShapeKey, Varying) {
+    let external = kernel.correlation.and(kernel.external_id);
+    let present = u64::from(kernel.stream.is_some())
+        | u64::from(kernel.correlation.is_some()) << 1
+        | u64::from(external.is_some()) << 2
+        | u64::from(kernel.graph.is_some()) << 3;
+    let pair = |a: u32, b: u32| u64::from(a) | u64::from(b) << 32;
+    let key = ShapeKey([
+        scope,
+        window as u64,
+        pair(kernel.name_index, kernel.device),
+        present,
+        tid,
+        kernel.stream.unwrap_or(0),
+        kernel.queue,
+        pair(kernel.grid[0], kernel.grid[1]),
+        pair(kernel.grid[2], kernel.block[0]),
+        pair(kernel.block[1], kernel.block[2]),
+        pair(kernel.lds_bytes, kernel.scratch_bytes),
+        kernel.graph.map_or(0, |g| g.graph_id),
+    ]);
+    let mut values = Varying::default();
+    if let Some(correlation) = kernel.correlation {
+        values.push(correlation);
+    }
+    values.push(kernel.dispatch_id);
+    if let Some(external) = external {
+        values.push(external);
+    }
+    if let Some(graph) = kernel.graph {
+        values.push(graph.graph_node_id);
+    }
+    (key, values)
+}
+
+/// A plain kernel's varying values: up to four.
+#[derive(Default)]
+struct Varying {
+    values: [u64; 4],
+    len: usize,
+}
+
+impl Varying {
+    fn push(&mut self, value: u64) {
+        self.values[self.len] = value;
+        self.len += 1;
+    }
+
+    fn as_slice(&self) -> &[u64] {
+        &self.values[..self.len]
+    }
+}
+
 /// A copy's source and destination devices; -1 is the host.
 fn copy_ends(direction: CopyDirection, device: u32) -> (i64, i64) {
     let d = i64::from(device);
@@ -235,6 +378,7 @@ pub fn emit_windows<S: TraceSink>(
     let mut lanes = Lanes::default();
     let mut summary_lines: Vec<String> = Vec::new();
     let mut next_dependency = DEPENDENCY_FLOW_BASE;
+    let scope = NEXT_SHAPE_SCOPE.fetch_add(1, Ordering::Relaxed);
     for (index, window) in windows.iter().enumerate() {
         for lane in &window.devices {
             if lanes_named.insert((lane.device as u64, None)) {
@@ -327,81 +471,30 @@ pub fn emit_windows<S: TraceSink>(
             name_lane(writer, &lane)?;
             let name_of_kernel = kernel_name(kernel.name_index);
             let symbol = kernel_symbol(kernel.name_index);
-            args.clear();
-            args.push((K::Device.into(), Arg::Int(device)));
-            if let Some(stream) = kernel.stream {
-                args.push((K::Stream.into(), Arg::Int(stream)));
-            }
-            args.push((K::HsaQueue.into(), Arg::Int(kernel.queue)));
-            if let Some(correlation) = kernel.correlation {
-                args.push((K::Correlation.into(), Arg::Int(correlation)));
-            }
-            args.push((K::DispatchId.into(), Arg::Int(kernel.dispatch_id)));
-            let (category, event_name) = match kernel.blit() {
-                None => {
-                    args.extend([
-                        (K::Kind.into(), Arg::Str(vocab::KERNEL_KIND)),
-                        (K::Kernel.into(), Arg::Str(name_of_kernel)),
-                        (K::Grid.into(), Arg::Dim3(kernel.grid)),
-                        (K::Block.into(), Arg::Dim3(kernel.block)),
-                        (K::SharedMemory.into(), Arg::Int(kernel.lds_bytes.into())),
-                        (
-                            K::ScratchMemory.into(),
-                            Arg::Int(kernel.scratch_bytes.into()),
-                        ),
-                    ]);
-                    if symbol != name_of_kernel {
-                        args.push((K::MangledName.into(), Arg::Str(symbol)));
-                    }
-                    ("kernel", name_of_kernel)
-                }
-                Some(Blit::Memset { bytes, value }) => {
-                    args.extend([
-                        (K::Kind.into(), Arg::Str(vocab::MEMSET_KIND)),
-                        (K::Kernel.into(), Arg::Str(symbol)),
-                        (K::Bytes.into(), Arg::Int(bytes)),
-                        (K::Value.into(), Arg::Int(value.into())),
-                    ]);
-                    bandwidth(&mut args, bytes, kernel.start_ns, kernel.end_ns);
-                    ("gpu_memset", vocab::MEMSET_NAME)
-                }
-                Some(Blit::Copy { bytes, direction }) => {
-                    let (src, dst) = copy_ends(direction, kernel.device);
-                    args.extend([
-                        (K::Kind.into(), Arg::Str(vocab::copy_kind(direction))),
-                        (K::Kernel.into(), Arg::Str(symbol)),
-                        (K::Bytes.into(), Arg::Int(bytes)),
-                    ]);
-                    bandwidth(&mut args, bytes, kernel.start_ns, kernel.end_ns);
-                    args.extend([
-                        (K::SrcDevice.into(), Arg::Signed(src)),
-                        (K::DstDevice.into(), Arg::Signed(dst)),
-                    ]);
-                    ("gpu_memcpy", vocab::copy_event_name(direction))
-                }
-            };
-            if let (Some(_), Some(external_id)) = (kernel.correlation, kernel.external_id) {
-                args.push((EXTERNAL_ID, Arg::Int(external_id)));
-            }
-            graph_args(&mut args, kernel.graph);
-            if let Some(replay) = kernel.replay() {
-                args.push((K::ReplayPass.into(), Arg::Int(replay.pass.into())));
-            }
-            if let Some(files) = kernel.thread_trace() {
-                args.push((K::ThreadTrace.into(), Arg::Str(files)));
-            }
-            for (counter, value) in kernel.counters().iter().chain(kernel.counter_instances()) {
-                args.push((ArgKey::Named(counter), Arg::Float(*value)));
-            }
-            writer.complete(&CompleteEvent {
-                name: event_name,
-                category,
+            let head = CompleteEvent {
+                name: name_of_kernel,
+                category: "kernel",
                 pid: device,
                 tid: lane.tid,
                 start_ns: kernel.start_ns,
                 end_ns: kernel.end_ns,
-                args: &args,
-            })?;
+                args: &[],
+            };
+            if kernel.extras.is_none() {
+                let (key, values) = plain_kernel_shape(scope, index, lane.tid, kernel);
+                writer.complete_shaped(&key, &head, values.as_slice(), &mut args, |args| {
+                    kernel_args(args, kernel, name_of_kernel, symbol);
+                })?;
+            } else {
+                args.clear();
+                let (category, event_name) = kernel_args(&mut args, kernel, name_of_kernel, symbol);
+                writer.complete(&CompleteEvent {
+                    name: event_name,
+                    category,
+                    args: &args,
+                    ..head
+                })?;
+            }
             // A launch's kernels mostly follow one another: the one before
             // finished its flow already.
             if let Some(correlation) = kernel
@@ -825,6 +918,120 @@ mod tests {
                 )
             })
             .collect()
+    }
+
+    /// The JSON writer with its keyed shapes unused: every kernel event
+    /// goes through `complete`, as a sink without shapes takes it.
+    struct Unkeyed(ChromeTraceWriter<Vec<u8>>);
+
+    impl TraceSink for Unkeyed {
+        fn complete(&mut self, event: &CompleteEvent) -> io::Result<()> {
+            self.0.complete(event)
+        }
+        fn flow(&mut self, end: FlowEnd, id: u64, pid: u64, tid: u64, ts: u64) -> io::Result<()> {
+            self.0.flow(end, id, pid, tid, ts)
+        }
+        fn flow_of(
+            &mut self,
+            category: &str,
+            end: FlowEnd,
+            id: u64,
+            pid: u64,
+            tid: u64,
+            ts: u64,
+        ) -> io::Result<()> {
+            self.0.flow_of(category, end, id, pid, tid, ts)
+        }
+        fn lane_name(&mut self, pid: u64, tid: Option<u64>, name: &str) -> io::Result<()> {
+            self.0.lane_name(pid, tid, name)
+        }
+        fn counter(&mut self, pid: u64, name: &str, ts: u64, value: f64) -> io::Result<()> {
+            self.0.counter(pid, name, ts, value)
+        }
+    }
+
+    /// Windows of plain kernels of a few dozen shapes, where one event in
+    /// seven differs from its shape in one field (each field in turn), so
+    /// that a key missing that field would write it with its shape's
+    /// bytes. The two windows index their kernel names the other way round.
+    fn mixed_windows() -> Vec<FinishedWindow> {
+        let names: Vec<String> = ["k_a", "k_bb", "k_ccc"].map(String::from).to_vec();
+        (0..2u64)
+            .map(|w| {
+                let kernels = (0..3_000u64)
+                    .map(|i| {
+                        let shape = (i * 7 + w) % 24;
+                        let x = shape.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+                        let flip = if i % 7 == 3 { (i / 7) % 13 } else { 13 };
+                        let pick = |field: u64, n: u64| {
+                            ((x >> (field * 5)) + u64::from(flip == field)) % n
+                        };
+                        let mut k = kernel(
+                            i + 1,
+                            [None, Some(1), Some(2)][pick(0, 3) as usize],
+                            pick(1, 2) > 0,
+                        );
+                        k.name_index = pick(2, 3) as u32;
+                        k.device = pick(3, 2) as u32;
+                        k.queue = 0x1000 + pick(4, 2);
+                        k.dispatch_id = 7 * i;
+                        k.start_ns = 10_000 + i * 1_001;
+                        k.end_ns = k.start_ns + (i * 37) % 3_000;
+                        k.grid = [256 << pick(5, 2), 1 + pick(6, 2) as u32, 1];
+                        k.block = [64, 1, 1 + pick(7, 2) as u32];
+                        k.lds_bytes = 512 * pick(8, 2) as u32;
+                        k.scratch_bytes = 16 * pick(9, 2) as u32;
+                        k.external_id = (pick(10, 2) > 0).then_some(40 + i % 3);
+                        k.graph = (pick(11, 3) > 0).then(|| GraphNode {
+                            graph_id: pick(11, 3),
+                            graph_node_id: (1 << 60) + i,
+                        });
+                        k.branch = (pick(12, 4) == 0).then_some(0x2000);
+                        k
+                    })
+                    .collect();
+                let kernel_names = if w == 0 {
+                    names.clone()
+                } else {
+                    names.iter().rev().cloned().collect()
+                };
+                FinishedWindow {
+                    kernel_names,
+                    kernels,
+                    ..Default::default()
+                }
+            })
+            .collect()
+    }
+
+    #[test]
+    fn kernels_written_by_shape_key_are_the_bytes_formatting_writes() {
+        let windows = mixed_windows();
+        // Twice into one writer: the second call's keys must not take the
+        // first call's shapes, whose windows named their kernels otherwise.
+        let mut keyed = ChromeTraceWriter::begin(Vec::new()).unwrap();
+        emit_windows(&windows, &mut keyed).unwrap();
+        emit_windows(&windows[1..], &mut keyed).unwrap();
+        emit_windows(&windows[..1], &mut keyed).unwrap();
+        let hits = keyed.events_from_kept_shapes();
+        let keyed = keyed.finish(&[]).unwrap();
+        let mut unkeyed = Unkeyed(ChromeTraceWriter::begin(Vec::new()).unwrap());
+        emit_windows(&windows, &mut unkeyed).unwrap();
+        emit_windows(&windows[1..], &mut unkeyed).unwrap();
+        emit_windows(&windows[..1], &mut unkeyed).unwrap();
+        let unkeyed = unkeyed.0.finish(&[]).unwrap();
+        assert!(
+            hits > 8_000,
+            "{hits} of 12,000 kernel events from kept shapes"
+        );
+        let (keyed, unkeyed) = (
+            String::from_utf8(keyed).unwrap(),
+            String::from_utf8(unkeyed).unwrap(),
+        );
+        for (i, (a, b)) in keyed.split(",\n").zip(unkeyed.split(",\n")).enumerate() {
+            assert_eq!(a, b, "event {i}");
+        }
+        assert_eq!(keyed.len(), unkeyed.len());
     }
 
     #[test]

@@ -5,12 +5,30 @@
 //! (src/output/kineto_json.rs), and every format writes those same events,
 //! so a category added there reaches the JSON and the Perfetto writer alike
 //! without code of its own in either.
-use super::chrome_trace::{ChromeTraceWriter, CompleteEvent, FlowEnd};
+use super::chrome_trace::{Arg, ArgKey, ChromeTraceWriter, CompleteEvent, FlowEnd, ShapeKey};
 use std::io::{self, Write};
 
 pub trait TraceSink {
     /// A complete ("X") event: a slice on lane (pid, tid).
     fn complete(&mut self, event: &CompleteEvent) -> io::Result<()>;
+    /// A complete event whose caller names its shape by `key` (see
+    /// [`ShapeKey`]): `head` without its args (they are ignored), the
+    /// varying args' `values` in args order, and `fill`, which pushes the
+    /// args into `args` (cleared first) when the sink needs them. A sink
+    /// that keeps no shapes writes it as [`complete`](Self::complete).
+    fn complete_shaped<'a>(
+        &mut self,
+        key: &ShapeKey,
+        head: &CompleteEvent<'a>,
+        values: &[u64],
+        args: &mut Vec<(ArgKey<'a>, Arg<'a>)>,
+        fill: impl FnOnce(&mut Vec<(ArgKey<'a>, Arg<'a>)>),
+    ) -> io::Result<()> {
+        let _ = (key, values);
+        args.clear();
+        fill(args);
+        self.complete(&CompleteEvent { args, ..*head })
+    }
     /// One end of an `ac2g` flow arrow, bound to the slice that encloses
     /// `ts_ns` on lane (pid, tid).
     fn flow(&mut self, end: FlowEnd, id: u64, pid: u64, tid: u64, ts_ns: u64) -> io::Result<()>;
@@ -35,6 +53,17 @@ pub trait TraceSink {
 impl<W: Write> TraceSink for ChromeTraceWriter<W> {
     fn complete(&mut self, event: &CompleteEvent) -> io::Result<()> {
         ChromeTraceWriter::complete(self, event)
+    }
+
+    fn complete_shaped<'a>(
+        &mut self,
+        key: &ShapeKey,
+        head: &CompleteEvent<'a>,
+        values: &[u64],
+        args: &mut Vec<(ArgKey<'a>, Arg<'a>)>,
+        fill: impl FnOnce(&mut Vec<(ArgKey<'a>, Arg<'a>)>),
+    ) -> io::Result<()> {
+        ChromeTraceWriter::complete_shaped(self, key, head, values, args, fill)
     }
 
     fn flow(&mut self, end: FlowEnd, id: u64, pid: u64, tid: u64, ts_ns: u64) -> io::Result<()> {

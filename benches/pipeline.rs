@@ -5,7 +5,7 @@
 //! what the backend costs per record relative to the cheapest possible
 //! handling; the stages alone (decode; decode, window, finalise) show
 //! where the rest goes, and decoding then writing a kernel frame's bytes
-//! with nothing else shows the floor its 200-byte rows set.
+//! with nothing else shows the floor its 48-byte rows set.
 //!
 //! Run: cargo bench --bench pipeline
 use activity_store::{ActivityStore, KernelDispatch, StoreConfig};
@@ -156,44 +156,27 @@ fn pipeline(c: &mut Criterion) {
             black_box(finished.kernels.len())
         })
     });
-    // The floor under decode_window_finalise while a frame row is 200
-    // bytes: decoding, then writing a kernel frame's nineteen columns (its
-    // types, freshly allocated as finalising allocates them, a batch of
-    // 64 rows at a time as finalising does), with no staging, sorting,
-    // interning or joining.
+    // The floor under decode_window_finalise: decoding, then writing a
+    // kernel frame's eight columns (48 bytes a row, freshly allocated as
+    // finalising allocates them), with no staging, sorting, interning or
+    // joining.
     group.bench_function("decode_write_frame_bytes", |b| {
         b.iter(|| {
             decode_into(&bytes, &mut batch);
             let n = batch.len();
-            let mut words: [Vec<u64>; 9] = std::array::from_fn(|_| Vec::with_capacity(n));
-            let mut optional: [Vec<Option<u64>>; 6] =
-                std::array::from_fn(|_| Vec::with_capacity(n));
-            let mut dims: [Vec<[u32; 3]>; 2] = std::array::from_fn(|_| Vec::with_capacity(n));
-            let mut halves: [Vec<u32>; 2] = std::array::from_fn(|_| Vec::with_capacity(n));
-            for rows in batch.chunks(64) {
-                let u64_of: [fn(&KernelDispatch) -> u64; 9] = [
-                    |r| r.start_ns,
-                    |r| r.end_ns,
-                    |r| r.agent.0,
-                    |r| r.queue,
-                    |r| r.correlation_id,
-                    |r| r.kernel_id,
-                    |r| r.dispatch_id,
-                    |r| r.thread_id,
-                    |r| r.external_slot,
-                ];
-                for (column, of) in words.iter_mut().zip(u64_of) {
-                    column.extend(rows.iter().map(of));
-                }
-                for (i, column) in optional.iter_mut().enumerate() {
-                    column.extend(rows.iter().map(|r| (i == 1).then_some(r.correlation_id)));
-                }
-                dims[0].extend(rows.iter().map(|r| r.grid));
-                dims[1].extend(rows.iter().map(|r| r.workgroup));
-                halves[0].extend(rows.iter().map(|r| r.lds_bytes));
-                halves[1].extend(rows.iter().map(|r| r.scratch_bytes));
+            let mut words: [Vec<u64>; 4] = std::array::from_fn(|_| Vec::with_capacity(n));
+            let mut indices: [Vec<u32>; 4] = std::array::from_fn(|_| Vec::with_capacity(n));
+            for r in &batch {
+                words[0].push(r.start_ns);
+                words[1].push(r.end_ns);
+                words[2].push(r.correlation_id);
+                words[3].push(r.dispatch_id);
+                indices[0].push(r.kernel_id as u32);
+                indices[1].push(r.queue as u32);
+                indices[2].push(r.correlation_id as u32);
+                indices[3].push(u32::MAX);
             }
-            black_box((&words, &optional, &dims, &halves));
+            black_box((&words, &indices));
             black_box(words[0].len())
         })
     });
@@ -207,21 +190,23 @@ fn pipeline(c: &mut Criterion) {
             store.push_kernels(&batch);
             store.close_window(window, u64::MAX).unwrap();
             let finished = store.finalise(window).unwrap();
-            // As the tool reads them (src/tool/finish/attribution.rs): the
-            // eight columns the rules use.
+            // As the tool reads them (src/tool/finish/attribution.rs).
             let k = &finished.kernels;
             let observations: Vec<Observation> = (0..k.len())
-                .map(|i| Observation {
-                    correlation_id: k.correlation_id()[i],
-                    observed: Observed::Kernel(KernelShape {
-                        kernel_id: k.kernel_id()[i],
-                        grid: k.grid()[i],
-                        block: k.workgroup()[i],
-                    }),
-                    queue_id: k.queue()[i],
-                    dispatch_id: Some(k.dispatch_id()[i]),
-                    start_ns: k.start_ns()[i],
-                    end_ns: k.end_ns()[i],
+                .map(|i| {
+                    let shape = k.launch_shape(i);
+                    Observation {
+                        correlation_id: k.correlation_id()[i],
+                        observed: Observed::Kernel(KernelShape {
+                            kernel_id: shape.kernel_id,
+                            grid: shape.grid,
+                            block: shape.workgroup,
+                        }),
+                        queue_id: k.place(i).queue,
+                        dispatch_id: Some(k.dispatch_id()[i]),
+                        start_ns: k.start_ns()[i],
+                        end_ns: k.end_ns()[i],
+                    }
                 })
                 .collect();
             let evidence = WindowEvidence {

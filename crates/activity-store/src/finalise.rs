@@ -8,9 +8,9 @@
 
 use crate::completeness::Completeness;
 use crate::frames::{
-    ApiCallFrame, ApiCallRow, CopyFrame, CopyRow, GraphLaunchFrame, GraphLaunchRow, KernelFrame,
-    KernelRow,
+    ApiCallFrame, ApiCallRow, CopyFrame, CopyRow, GraphLaunchFrame, GraphLaunchRow,
 };
+use crate::kernel_frame::{KernelFrame, LaunchLink};
 use crate::kernel_rows::{KernelRows, OrderKey};
 use crate::linkage::{CorrelationLinks, Link};
 use crate::records::{GraphLaunch, HipApiCall, MemoryCopy, Timed};
@@ -165,33 +165,47 @@ fn kernel_frame(shards: &[Staging], stop_ns: u64, cache: &mut LinkCache<'_>) -> 
         }
     }
     order.sort_unstable();
-    let mut frame = KernelFrame::with_capacity(order.len());
-    let rows = order.into_iter().map(|(_, part, row)| {
-        let r = parts[part as usize].0.get(row as usize);
-        let link = cache.get(r.correlation_id);
-        KernelRow {
-            start_ns: r.start_ns,
-            end_ns: r.end_ns,
-            agent: r.agent,
-            queue: r.queue,
-            stream: link.stream,
-            correlation_id: r.correlation_id,
-            launch_correlation_id: Some(r.correlation_id),
-            kernel_id: r.kernel_id,
-            dispatch_id: r.dispatch_id,
-            grid: r.grid,
-            workgroup: r.workgroup,
-            lds_bytes: r.lds_bytes,
-            scratch_bytes: r.scratch_bytes,
-            thread_id: r.thread_id,
-            external_slot: r.external_slot,
-            graph_id: None,
-            graph_node_id: None,
-            external_id_default: link.external_id_default,
-            external_id_user: link.external_id_user,
-        }
-    });
-    in_batches(rows, |batch| frame.extend_rows(batch));
+    let slots = parts.iter().any(|(p, _)| p.has_external_slots());
+    let mut frame = KernelFrame::with_capacity(order.len(), slots);
+    // Each part's shape and place indices as the frame's: the shards
+    // interned theirs apart.
+    let remaps: Vec<(Vec<u32>, Vec<u32>)> = parts
+        .iter()
+        .map(|(rows, _)| {
+            let shapes = rows.shapes().iter().map(|&s| frame.shape_id(s)).collect();
+            let places = rows.places().iter().map(|&p| frame.place_id(p)).collect();
+            (shapes, places)
+        })
+        .collect();
+    // A launch's dispatches share a correlation id and sit together once
+    // sorted: its link is interned once per run.
+    let mut last: Option<(u64, u32)> = None;
+    for (_, part, row) in order {
+        let rows = parts[part as usize].0;
+        let r = rows.row(row as usize);
+        let link = match last {
+            Some((id, link)) if id == r.correlation_id => link,
+            _ => {
+                let joined = cache.get(r.correlation_id);
+                let link = frame.link_id(LaunchLink {
+                    launch_correlation_id: Some(r.correlation_id),
+                    stream: joined.stream,
+                    external_id_default: joined.external_id_default,
+                    external_id_user: joined.external_id_user,
+                });
+                last = Some((r.correlation_id, link));
+                link
+            }
+        };
+        let (shapes, places) = &remaps[part as usize];
+        frame.push(
+            r,
+            shapes[r.shape as usize],
+            places[r.place as usize],
+            link,
+            rows.external_slot(row as usize),
+        );
+    }
     (frame, late)
 }
 

@@ -1,6 +1,7 @@
 //! The columnar frames a finalised window hands to the trace writers.
 //!
-//! One frame per record kind, one `Vec` per column: a window of a million
+//! One frame per record kind, one `Vec` per column (kernels, nearly all of
+//! a window, name their repeated values by index: `kernel_frame`): a window of a million
 //! kernels is a few dozen allocations, not a million heap rows (kineto's
 //! RocprofLogger allocates a row object per record and leaks them in
 //! clearLogs, kineto issue #1560). Rows are sorted by start time, then by
@@ -12,48 +13,11 @@
 //! `external_id_user` (the CPU op's external correlation ids, `None` when
 //! nothing was pushed). `graph_id` / `graph_node_id` start as `None`; the
 //! graph-attribution verifier fills the ones it vouches for through
-//! [`GraphColumnsMut`].
+//! [`Attributable`].
 
 use crate::frame_macro::columnar_frame;
+use crate::kernel_frame::LaunchLink;
 use crate::records::{AgentId, CopyDirection};
-
-columnar_frame! {
-    /// Kernel dispatches of one window, column by column.
-    frame KernelFrame;
-    /// One kernel dispatch row gathered from a [`KernelFrame`].
-    row KernelRow;
-    columns {
-        start_ns: u64,
-        end_ns: u64,
-        agent: AgentId,
-        queue: u64,
-        /// HIP stream id, joined by correlation id; `None` when unknown.
-        stream: Option<u64>,
-        /// The record's correlation id: the HIP call in progress on the
-        /// thread that processed its packet.
-        correlation_id: u64,
-        /// The HIP call that launched it: `correlation_id` until graph
-        /// attribution decides otherwise; `None` when that is unproven.
-        launch_correlation_id: Option<u64>,
-        kernel_id: u64,
-        dispatch_id: u64,
-        grid: [u32; 3],
-        workgroup: [u32; 3],
-        lds_bytes: u32,
-        scratch_bytes: u32,
-        thread_id: u64,
-        /// The raw external correlation value the SDK carried on the record.
-        external_slot: u64,
-        /// Graph id, filled by the verifier only when it vouches for it.
-        graph_id: Option<u64>,
-        /// Packed graph node id, filled by the verifier only when vouched.
-        graph_node_id: Option<u64>,
-        /// Top of the Default external-id stack when the launching API call entered.
-        external_id_default: Option<u64>,
-        /// Top of the User external-id stack when the launching API call entered.
-        external_id_user: Option<u64>,
-    }
-}
 
 columnar_frame! {
     /// Memory copies of one window, column by column.
@@ -131,64 +95,47 @@ columnar_frame! {
     }
 }
 
-/// The two graph columns of a kernel or copy frame, writable in place.
-///
-/// Slices, not `Vec`s: the verifier may set any row's pair but can never
-/// change a column's length and so break the frame's row alignment.
-#[derive(Debug)]
-pub struct GraphColumnsMut<'a> {
-    pub graph_id: &'a mut [Option<u64>],
-    pub graph_node_id: &'a mut [Option<u64>],
+/// What graph attribution reads from a kernel or copy frame and writes
+/// into it: a row's graph key once vouched for, and the call it links to
+/// (its CPU op and stream); when it cannot prove one, a link that may be
+/// wrong is removed. Rows can be changed, never added or removed, so the
+/// frame's columns stay aligned.
+pub trait Attributable {
+    fn len(&self) -> usize;
+
+    /// The raw external correlation value the SDK carried on row `row`.
+    fn external_slot(&self, row: usize) -> u64;
+
+    /// The call row `row` is linked to now.
+    fn launch_correlation_id(&self, row: usize) -> Option<u64>;
+
+    fn set_graph_key(&mut self, row: usize, graph_id: u64, graph_node_id: u64);
+
+    fn set_link(&mut self, row: usize, link: LaunchLink);
 }
 
-/// The CPU-linkage columns of a kernel or copy frame, writable in place:
-/// when graph attribution finds a dispatch's launching call, it is linked to
-/// that call (its CPU op and stream); when it cannot, a link that may be
-/// wrong is removed.
-#[derive(Debug)]
-pub struct LinkageColumnsMut<'a> {
-    pub launch_correlation_id: &'a mut [Option<u64>],
-    pub external_id_default: &'a mut [Option<u64>],
-    pub external_id_user: &'a mut [Option<u64>],
-    pub stream: &'a mut [Option<u64>],
-}
-
-impl KernelFrame {
-    /// The linkage columns for the verifier to correct.
-    pub fn linkage_columns_mut(&mut self) -> LinkageColumnsMut<'_> {
-        LinkageColumnsMut {
-            launch_correlation_id: &mut self.launch_correlation_id,
-            external_id_default: &mut self.external_id_default,
-            external_id_user: &mut self.external_id_user,
-            stream: &mut self.stream,
-        }
+impl Attributable for CopyFrame {
+    fn len(&self) -> usize {
+        CopyFrame::len(self)
     }
 
-    /// The graph columns for the verifier to fill.
-    pub fn graph_columns_mut(&mut self) -> GraphColumnsMut<'_> {
-        GraphColumnsMut {
-            graph_id: &mut self.graph_id,
-            graph_node_id: &mut self.graph_node_id,
-        }
-    }
-}
-
-impl CopyFrame {
-    /// The linkage columns for the verifier to correct.
-    pub fn linkage_columns_mut(&mut self) -> LinkageColumnsMut<'_> {
-        LinkageColumnsMut {
-            launch_correlation_id: &mut self.launch_correlation_id,
-            external_id_default: &mut self.external_id_default,
-            external_id_user: &mut self.external_id_user,
-            stream: &mut self.stream,
-        }
+    fn external_slot(&self, row: usize) -> u64 {
+        self.external_slot[row]
     }
 
-    /// The graph columns for the verifier to fill.
-    pub fn graph_columns_mut(&mut self) -> GraphColumnsMut<'_> {
-        GraphColumnsMut {
-            graph_id: &mut self.graph_id,
-            graph_node_id: &mut self.graph_node_id,
-        }
+    fn launch_correlation_id(&self, row: usize) -> Option<u64> {
+        self.launch_correlation_id[row]
+    }
+
+    fn set_graph_key(&mut self, row: usize, graph_id: u64, graph_node_id: u64) {
+        self.graph_id[row] = Some(graph_id);
+        self.graph_node_id[row] = Some(graph_node_id);
+    }
+
+    fn set_link(&mut self, row: usize, link: LaunchLink) {
+        self.launch_correlation_id[row] = link.launch_correlation_id;
+        self.external_id_default[row] = link.external_id_default;
+        self.external_id_user[row] = link.external_id_user;
+        self.stream[row] = link.stream;
     }
 }

@@ -12,9 +12,9 @@
 //! (the launch-stack method's answer) gets a column of its own only once a
 //! record carries one.
 
-use rustc_hash::FxHashMap;
-
-use crate::records::{AgentId, KernelDispatch};
+use crate::interner::Interner;
+use crate::kernel_frame::{DispatchPlace, LaunchShape};
+use crate::records::KernelDispatch;
 
 /// What finalisation sorts kernel rows by: start, then correlation id,
 /// dispatch id and end.
@@ -23,73 +23,16 @@ pub(crate) type OrderKey = (u64, u64, u64, u64);
 /// Rows per chunk (160 KiB).
 const CHUNK: usize = 4096;
 
-/// What a dispatch ran.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-struct Shape {
-    kernel_id: u64,
-    grid: [u32; 3],
-    workgroup: [u32; 3],
-    lds_bytes: u32,
-    scratch_bytes: u32,
-}
-
-/// Where it ran, and which thread processed its packet.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-struct Place {
-    agent: AgentId,
-    queue: u64,
-    thread_id: u64,
-}
-
+/// A staged dispatch: its times and ids, and its launch shape and place by
+/// index into its shard's tables.
 #[derive(Clone, Copy, Debug)]
-struct Row {
-    start_ns: u64,
-    end_ns: u64,
-    correlation_id: u64,
-    dispatch_id: u64,
-    shape: u32,
-    place: u32,
-}
-
-/// The distinct values seen, numbered in order of first appearance. A
-/// direct-mapped cache of recent ones spares most lookups their hashing.
-#[derive(Debug)]
-struct Interner<T> {
-    values: Vec<T>,
-    ids: FxHashMap<T, u32>,
-    recent: [u32; 64],
-}
-
-impl<T: Copy + Eq + std::hash::Hash> Default for Interner<T> {
-    fn default() -> Self {
-        Self {
-            values: Vec::new(),
-            ids: FxHashMap::default(),
-            recent: [u32::MAX; 64],
-        }
-    }
-}
-
-impl<T: Copy + Eq + std::hash::Hash> Interner<T> {
-    /// `hint` picks the cache entry: values with equal hints share one.
-    fn id(&mut self, value: T, hint: u64) -> u32 {
-        let slot = (hint.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 58) as usize;
-        let cached = self.recent[slot];
-        if self.values.get(cached as usize) == Some(&value) {
-            return cached;
-        }
-        let next = self.values.len() as u32;
-        let id = *self.ids.entry(value).or_insert(next);
-        if id == next {
-            self.values.push(value);
-        }
-        self.recent[slot] = id;
-        id
-    }
-
-    fn get(&self, id: u32) -> T {
-        self.values[id as usize]
-    }
+pub(crate) struct Row {
+    pub(crate) start_ns: u64,
+    pub(crate) end_ns: u64,
+    pub(crate) correlation_id: u64,
+    pub(crate) dispatch_id: u64,
+    pub(crate) shape: u32,
+    pub(crate) place: u32,
 }
 
 /// One staging shard's kernel dispatches.
@@ -97,8 +40,8 @@ impl<T: Copy + Eq + std::hash::Hash> Interner<T> {
 pub(crate) struct KernelRows {
     chunks: Vec<Vec<Row>>,
     len: usize,
-    shapes: Interner<Shape>,
-    places: Interner<Place>,
+    shapes: Interner<LaunchShape>,
+    places: Interner<DispatchPlace>,
     /// Per row, once any record carried a non-zero external slot.
     external_slots: Option<Vec<u64>>,
 }
@@ -116,7 +59,7 @@ impl KernelRows {
 
     fn push(&mut self, r: &KernelDispatch) {
         let shape = self.shapes.id(
-            Shape {
+            LaunchShape {
                 kernel_id: r.kernel_id,
                 grid: r.grid,
                 workgroup: r.workgroup,
@@ -126,7 +69,7 @@ impl KernelRows {
             r.kernel_id,
         );
         let place = self.places.id(
-            Place {
+            DispatchPlace {
                 agent: r.agent,
                 queue: r.queue,
                 thread_id: r.thread_id,
@@ -152,8 +95,29 @@ impl KernelRows {
         self.len += 1;
     }
 
-    fn row(&self, index: usize) -> &Row {
+    /// Row `index` as staged.
+    pub(crate) fn row(&self, index: usize) -> &Row {
         &self.chunks[index / CHUNK][index % CHUNK]
+    }
+
+    /// Row `index`'s external-correlation slot (0: none).
+    pub(crate) fn external_slot(&self, index: usize) -> u64 {
+        self.external_slots.as_ref().map_or(0, |s| s[index])
+    }
+
+    /// Did any row carry an external-correlation slot?
+    pub(crate) fn has_external_slots(&self) -> bool {
+        self.external_slots.is_some()
+    }
+
+    /// The launch shapes rows name, by index.
+    pub(crate) fn shapes(&self) -> &[LaunchShape] {
+        self.shapes.values()
+    }
+
+    /// The places rows name, by index.
+    pub(crate) fn places(&self) -> &[DispatchPlace] {
+        self.places.values()
     }
 
     /// What finalisation sorts row `index` by.
@@ -163,7 +127,8 @@ impl KernelRows {
     }
 
     /// Row `index` as the record it was staged from.
-    pub(crate) fn get(&self, index: usize) -> KernelDispatch {
+    #[cfg(test)]
+    fn get(&self, index: usize) -> KernelDispatch {
         let r = self.row(index);
         let shape = self.shapes.get(r.shape);
         let place = self.places.get(r.place);
@@ -171,7 +136,7 @@ impl KernelRows {
             agent: place.agent,
             queue: place.queue,
             correlation_id: r.correlation_id,
-            external_slot: self.external_slots.as_ref().map_or(0, |s| s[index]),
+            external_slot: self.external_slot(index),
             thread_id: place.thread_id,
             kernel_id: shape.kernel_id,
             dispatch_id: r.dispatch_id,
@@ -188,6 +153,7 @@ impl KernelRows {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::records::AgentId;
 
     fn record(i: u64) -> KernelDispatch {
         KernelDispatch {

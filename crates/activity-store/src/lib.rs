@@ -31,6 +31,8 @@ mod finalise;
 mod frame_macro;
 mod frames;
 mod hash;
+mod interner;
+mod kernel_frame;
 mod kernel_rows;
 mod linkage;
 pub mod records;
@@ -44,10 +46,10 @@ pub use completeness::Completeness;
 pub use drops::DropCounts;
 pub use finalise::FinalisedWindow;
 pub use frames::{
-    ApiCallFrame, ApiCallRow, CopyFrame, CopyRow, GraphColumnsMut, GraphLaunchFrame,
-    GraphLaunchRow, KernelFrame, KernelRow, LinkageColumnsMut,
+    ApiCallFrame, ApiCallRow, Attributable, CopyFrame, CopyRow, GraphLaunchFrame, GraphLaunchRow,
 };
 pub use hash::{BuildCorrelationHasher, CorrelationHasher, FastMap, FastSet};
+pub use kernel_frame::{DispatchPlace, KernelFrame, KernelRow, LaunchLink, LaunchShape};
 pub use linkage::ExternalDomain;
 pub use records::{AgentId, CopyDirection, GraphLaunch, HipApiCall, KernelDispatch, MemoryCopy};
 pub use stats::WindowStats;

@@ -8,6 +8,14 @@ use std::thread;
 use activity_store::{ActivityStore, ExternalDomain};
 use common::{api_call, copy, graph_launch, kernel};
 
+/// One column of every kernel row, gathered.
+fn kernel_column<T>(
+    frame: &activity_store::KernelFrame,
+    of: impl Fn(activity_store::KernelRow) -> T,
+) -> Vec<T> {
+    frame.rows().map(of).collect()
+}
+
 #[test]
 fn nested_pushes_link_each_launch_to_the_innermost_op() {
     let store = ActivityStore::default();
@@ -25,10 +33,13 @@ fn nested_pushes_link_each_launch_to_the_innermost_op() {
     store.close_window(w, 100).unwrap();
     let out = store.finalise(w).unwrap();
     assert_eq!(
-        out.kernels.external_id_default(),
+        kernel_column(&out.kernels, |r| r.external_id_default),
         &[Some(100), Some(101), Some(100), None]
     );
-    assert_eq!(out.kernels.external_id_user(), &[None; 4]);
+    assert_eq!(
+        kernel_column(&out.kernels, |r| r.external_id_user),
+        &[None; 4]
+    );
 }
 
 #[test]
@@ -46,8 +57,14 @@ fn the_two_domains_are_independent_stacks() {
     store.push_copy(copy(2, 21));
     store.close_window(w, 100).unwrap();
     let out = store.finalise(w).unwrap();
-    assert_eq!(out.kernels.external_id_default(), &[Some(100), None]);
-    assert_eq!(out.kernels.external_id_user(), &[Some(7), Some(7)]);
+    assert_eq!(
+        kernel_column(&out.kernels, |r| r.external_id_default),
+        &[Some(100), None]
+    );
+    assert_eq!(
+        kernel_column(&out.kernels, |r| r.external_id_user),
+        &[Some(7), Some(7)]
+    );
     assert_eq!(out.api_calls.external_id_default(), &[Some(100), None]);
     assert_eq!(out.api_calls.external_id_user(), &[Some(7), Some(7)]);
     assert_eq!(out.copies.external_id_user(), &[Some(7)]);
@@ -72,10 +89,13 @@ fn every_dispatch_of_a_graph_launch_links_to_the_launching_op() {
     store.close_window(w, 100).unwrap();
     let out = store.finalise(w).unwrap();
     assert_eq!(
-        out.kernels.external_id_default(),
+        kernel_column(&out.kernels, |r| r.external_id_default),
         &[Some(500), Some(500), None, Some(500)]
     );
-    assert_eq!(out.kernels.stream(), &[Some(4), Some(4), None, Some(4)]);
+    assert_eq!(
+        kernel_column(&out.kernels, |r| r.stream),
+        &[Some(4), Some(4), None, Some(4)]
+    );
     assert_eq!(out.graph_launches.external_id_default(), &[Some(500)]);
     assert_eq!(out.graph_launches.stream(), &[Some(4)]);
 }
@@ -90,7 +110,7 @@ fn streams_join_by_correlation_and_stay_none_when_unknown() {
     store.push_copy(copy(2, 15));
     store.close_window(w, 100).unwrap();
     let out = store.finalise(w).unwrap();
-    assert_eq!(out.kernels.stream(), &[Some(10), None]);
+    assert_eq!(kernel_column(&out.kernels, |r| r.stream), &[Some(10), None]);
     assert_eq!(out.copies.stream(), &[Some(20)]);
 }
 
@@ -173,7 +193,10 @@ fn work_launched_before_a_stop_that_starts_in_the_next_window_keeps_its_link() {
     store.push_kernel(kernel(1, 150));
     store.close_window(second, 200).unwrap();
     let out = store.finalise(second).unwrap();
-    assert_eq!(out.kernels.external_id_default(), &[Some(42)]);
-    assert_eq!(out.kernels.stream(), &[Some(6)]);
+    assert_eq!(
+        kernel_column(&out.kernels, |r| r.external_id_default),
+        &[Some(42)]
+    );
+    assert_eq!(kernel_column(&out.kernels, |r| r.stream), &[Some(6)]);
     assert_eq!(store.resident_correlations(), 0);
 }

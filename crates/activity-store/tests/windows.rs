@@ -4,7 +4,7 @@
 mod common;
 
 use activity_store::{
-    ActivityStore, CopyDirection, DropCounts, StoreConfig, WindowError, WindowId,
+    ActivityStore, Attributable, CopyDirection, DropCounts, StoreConfig, WindowError, WindowId,
 };
 use common::{api_call, copy, graph_launch, kernel};
 
@@ -228,16 +228,14 @@ fn every_kind_comes_out_in_its_own_frame_sorted_by_start() {
 }
 
 #[test]
-fn the_verifier_fills_graph_columns_in_place() {
+fn the_verifier_fills_graph_keys_in_place() {
     let store = ActivityStore::default();
     let w = store.open_window(0).unwrap();
     store.push_kernels(&[kernel(1, 10), kernel(1, 20)]);
     store.close_window(w, 100).unwrap();
     let mut out = store.finalise(w).unwrap();
-    assert_eq!(out.kernels.graph_id(), &[None, None]);
-    let graph = out.kernels.graph_columns_mut();
-    graph.graph_id[1] = Some(5);
-    graph.graph_node_id[1] = Some((5 << 32) | 1);
+    assert!(out.kernels.rows().all(|r| r.graph_id.is_none()));
+    out.kernels.set_graph_key(1, 5, (5 << 32) | 1);
     assert_eq!(
         out.kernels.row(1).unwrap().graph_node_id,
         Some((5 << 32) | 1)

@@ -21,7 +21,7 @@ use super::captures::Captures;
 use super::presence::Presence;
 use super::roles;
 use activity_store::BuildCorrelationHasher;
-use activity_store::{CopyDirection, FastMap, FinalisedWindow};
+use activity_store::{Attributable, CopyDirection, FastMap, FinalisedWindow, LaunchLink};
 use dashmap::DashMap;
 use graph_attribution::{
     attribute_window, Assumptions, BlitKind, Call, CallWork, Direction, ExecContents, ExecHandle,
@@ -286,21 +286,7 @@ impl Attribution {
     }
 
     fn by_launch_stack(&self, window: &mut FinalisedWindow) -> Vec<String> {
-        let mut carried = 0u64;
-        let kernel_slots: Vec<u64> = window.kernels.external_slot().to_vec();
-        let copy_slots: Vec<u64> = window.copies.external_slot().to_vec();
-        for (slots, columns) in [
-            (&kernel_slots, window.kernels.graph_columns_mut()),
-            (&copy_slots, window.copies.graph_columns_mut()),
-        ] {
-            for (i, slot) in slots.iter().enumerate() {
-                if let Some(key) = GraphKey::unpack(*slot) {
-                    columns.graph_id[i] = Some(key.graph_id());
-                    columns.graph_node_id[i] = Some(key.graph_node_id());
-                    carried += 1;
-                }
-            }
-        }
+        let carried = carry_slots(&mut window.kernels) + carry_slots(&mut window.copies);
         let launches = self.tracker.drain_launches();
         vec![
             format!("graph attribution (launch-stack method, unverified): {carried} records carry the tracker's answer"),
@@ -319,26 +305,28 @@ impl Attribution {
         let blits = self.blits.read().unwrap_or_else(|p| p.into_inner()).clone();
         let stubs = self.stubs.read().unwrap_or_else(|p| p.into_inner()).clone();
         let mut observations = Vec::with_capacity(window.kernels.len() + window.copies.len());
-        // The eight columns the rules read, not whole rows gathered from
-        // all nineteen.
+        // What the rules read, not whole rows gathered from every column.
         let k = &window.kernels;
-        let (correlations, kernel_ids, grids, blocks) =
-            (k.correlation_id(), k.kernel_id(), k.grid(), k.workgroup());
-        let (queues, dispatches, starts, ends) =
-            (k.queue(), k.dispatch_id(), k.start_ns(), k.end_ns());
+        let (correlations, dispatches, starts, ends) = (
+            k.correlation_id(),
+            k.dispatch_id(),
+            k.start_ns(),
+            k.end_ns(),
+        );
         for i in 0..k.len() {
+            let shape = k.launch_shape(i);
             observations.push(Observation {
                 correlation_id: correlations[i],
-                observed: if let Some(&kind) = blits.get(&kernel_ids[i]) {
+                observed: if let Some(&kind) = blits.get(&shape.kernel_id) {
                     Observed::Blit(kind)
                 } else {
                     Observed::Kernel(KernelShape {
-                        kernel_id: kernel_ids[i],
-                        grid: grids[i],
-                        block: blocks[i],
+                        kernel_id: shape.kernel_id,
+                        grid: shape.grid,
+                        block: shape.workgroup,
                     })
                 },
-                queue_id: queues[i],
+                queue_id: k.place(i).queue,
                 dispatch_id: Some(dispatches[i]),
                 start_ns: starts[i],
                 end_ns: ends[i],
@@ -404,10 +392,10 @@ impl Attribution {
             .collect();
         let (kernel_keys, copy_keys) = attributed.keys.split_at(window.kernels.len());
         let (kernel_links, copy_links) = attributed.links.split_at(window.kernels.len());
-        fill_keys(window.kernels.graph_columns_mut(), kernel_keys);
-        fill_keys(window.copies.graph_columns_mut(), copy_keys);
-        fill_links(window.kernels.linkage_columns_mut(), kernel_links, &links);
-        fill_links(window.copies.linkage_columns_mut(), copy_links, &links);
+        fill_keys(&mut window.kernels, kernel_keys);
+        fill_keys(&mut window.copies, copy_keys);
+        fill_links(&mut window.kernels, kernel_links, &links);
+        fill_links(&mut window.copies, copy_links, &links);
 
         let summary = &attributed.summary;
         let level = if summary.withheld() > 0 {
@@ -460,33 +448,46 @@ fn direction(d: CopyDirection) -> Option<Direction> {
     })
 }
 
-fn fill_keys(columns: activity_store::GraphColumnsMut<'_>, keys: &[KeyVerdict]) {
-    for (i, verdict) in keys.iter().enumerate() {
+/// Gives each record that carries the launch-stack method's answer its
+/// graph key; returns how many did.
+fn carry_slots(frame: &mut impl Attributable) -> u64 {
+    let mut carried = 0;
+    for row in 0..frame.len() {
+        if let Some(key) = GraphKey::unpack(frame.external_slot(row)) {
+            frame.set_graph_key(row, key.graph_id(), key.graph_node_id());
+            carried += 1;
+        }
+    }
+    carried
+}
+
+fn fill_keys(frame: &mut impl Attributable, keys: &[KeyVerdict]) {
+    for (row, verdict) in keys.iter().enumerate() {
         if let Some(key) = verdict.key() {
-            columns.graph_id[i] = Some(key.graph_id());
-            columns.graph_node_id[i] = Some(key.graph_node_id());
+            frame.set_graph_key(row, key.graph_id(), key.graph_node_id());
         }
     }
 }
 
 /// A linked record takes its call's CPU side (External ids, stream); an
 /// unlinked one keeps none, rather than a link that may be another call's.
-fn fill_links(
-    columns: activity_store::LinkageColumnsMut<'_>,
-    links: &[LinkVerdict],
-    calls: &FastMap<u64, CpuSide>,
-) {
-    for (i, link) in links.iter().enumerate() {
+fn fill_links(frame: &mut impl Attributable, links: &[LinkVerdict], calls: &FastMap<u64, CpuSide>) {
+    for (row, link) in links.iter().enumerate() {
         let linked = link.correlation_id();
-        if linked == columns.launch_correlation_id[i] {
+        if linked == frame.launch_correlation_id(row) {
             continue;
         }
         let (default, user, stream) = linked
             .and_then(|c| calls.get(&c).copied())
             .unwrap_or((None, None, None));
-        columns.launch_correlation_id[i] = linked;
-        columns.external_id_default[i] = default;
-        columns.external_id_user[i] = user;
-        columns.stream[i] = stream;
+        frame.set_link(
+            row,
+            LaunchLink {
+                launch_correlation_id: linked,
+                stream,
+                external_id_default: default,
+                external_id_user: user,
+            },
+        );
     }
 }

@@ -1,0 +1,342 @@
+//! A finalised window's kernel dispatches: 48 bytes a row.
+//!
+//! Why: a window holds a million dispatches or more, and finishing it
+//! writes every row once into fresh memory, which the kernel must first
+//! zero. Gathered as plain columns a row was 216 bytes (19 columns, six of
+//! them `Option<u64>`), the widest thing a window makes. Most of it repeats:
+//! a graph's launches run the same kernels with the same shapes on the same
+//! queues, and a launch's kernels share one CPU side. So a row keeps its
+//! times and ids, and names its launch shape, its place, its CPU side and
+//! its graph key by index into small tables of the values seen, as staging
+//! does (`kernel_rows`). [`KernelFrame::rows`] gathers whole
+//! [`KernelRow`]s for the writers.
+
+use crate::frames::Attributable;
+use crate::interner::Interner;
+use crate::kernel_rows::Row as StagedRow;
+use crate::records::AgentId;
+
+/// What a dispatch ran.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct LaunchShape {
+    pub kernel_id: u64,
+    pub grid: [u32; 3],
+    pub workgroup: [u32; 3],
+    pub lds_bytes: u32,
+    pub scratch_bytes: u32,
+}
+
+/// Where a dispatch ran, and which thread processed its packet.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct DispatchPlace {
+    pub agent: AgentId,
+    pub queue: u64,
+    pub thread_id: u64,
+}
+
+/// A record's CPU side: the call that launched it and what that call
+/// carried.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct LaunchLink {
+    /// The HIP call that launched it: the record's correlation id until
+    /// graph attribution decides otherwise; `None` when that is unproven.
+    pub launch_correlation_id: Option<u64>,
+    /// HIP stream id, joined by correlation id; `None` when unknown.
+    pub stream: Option<u64>,
+    /// Top of the Default external-id stack when the launching call entered.
+    pub external_id_default: Option<u64>,
+    /// Top of the User external-id stack when the launching call entered.
+    pub external_id_user: Option<u64>,
+}
+
+/// One kernel dispatch row gathered from a [`KernelFrame`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct KernelRow {
+    pub start_ns: u64,
+    pub end_ns: u64,
+    pub agent: AgentId,
+    pub queue: u64,
+    /// HIP stream id, joined by correlation id; `None` when unknown.
+    pub stream: Option<u64>,
+    /// The record's correlation id: the HIP call in progress on the thread
+    /// that processed its packet.
+    pub correlation_id: u64,
+    /// The HIP call that launched it: `correlation_id` until graph
+    /// attribution decides otherwise; `None` when that is unproven.
+    pub launch_correlation_id: Option<u64>,
+    pub kernel_id: u64,
+    pub dispatch_id: u64,
+    pub grid: [u32; 3],
+    pub workgroup: [u32; 3],
+    pub lds_bytes: u32,
+    pub scratch_bytes: u32,
+    pub thread_id: u64,
+    /// The raw external correlation value the SDK carried on the record.
+    pub external_slot: u64,
+    /// Graph id, filled by the verifier only when it vouches for it.
+    pub graph_id: Option<u64>,
+    /// Packed graph node id, filled by the verifier only when vouched.
+    pub graph_node_id: Option<u64>,
+    /// Top of the Default external-id stack when the launching API call entered.
+    pub external_id_default: Option<u64>,
+    /// Top of the User external-id stack when the launching API call entered.
+    pub external_id_user: Option<u64>,
+}
+
+/// The graph-key index of a row the verifier has not vouched for.
+const NO_KEY: u32 = u32::MAX;
+
+/// Kernel dispatches of one window: four columns of times and ids, four of
+/// indices into the tables below.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct KernelFrame {
+    start_ns: Vec<u64>,
+    end_ns: Vec<u64>,
+    correlation_id: Vec<u64>,
+    dispatch_id: Vec<u64>,
+    shape: Vec<u32>,
+    place: Vec<u32>,
+    link: Vec<u32>,
+    graph_key: Vec<u32>,
+    /// Per row once any row carried a non-zero slot; empty until then.
+    external_slot: Vec<u64>,
+    shapes: Interner<LaunchShape>,
+    places: Interner<DispatchPlace>,
+    links: Interner<LaunchLink>,
+    /// (graph id, packed graph node id).
+    graph_keys: Interner<(u64, u64)>,
+}
+
+impl KernelFrame {
+    /// An empty frame with room for `rows` rows in every column, so
+    /// finalisation allocates each column once.
+    pub(crate) fn with_capacity(rows: usize, external_slots: bool) -> Self {
+        Self {
+            start_ns: Vec::with_capacity(rows),
+            end_ns: Vec::with_capacity(rows),
+            correlation_id: Vec::with_capacity(rows),
+            dispatch_id: Vec::with_capacity(rows),
+            shape: Vec::with_capacity(rows),
+            place: Vec::with_capacity(rows),
+            link: Vec::with_capacity(rows),
+            graph_key: Vec::with_capacity(rows),
+            external_slot: Vec::with_capacity(if external_slots { rows } else { 0 }),
+            ..Self::default()
+        }
+    }
+
+    /// The index of `shape` in this frame's table.
+    pub(crate) fn shape_id(&mut self, shape: LaunchShape) -> u32 {
+        self.shapes.id(shape, shape.kernel_id)
+    }
+
+    /// The index of `place` in this frame's table.
+    pub(crate) fn place_id(&mut self, place: DispatchPlace) -> u32 {
+        self.places
+            .id(place, place.queue ^ place.thread_id.rotate_left(32))
+    }
+
+    /// The index of `link` in this frame's table.
+    pub(crate) fn link_id(&mut self, link: LaunchLink) -> u32 {
+        self.links
+            .id(link, link.launch_correlation_id.unwrap_or(u64::MAX))
+    }
+
+    /// Appends a staged row, its shape, place and link given as this
+    /// frame's indices: the only way rows are added, which keeps the
+    /// columns the same length.
+    pub(crate) fn push(&mut self, row: &StagedRow, shape: u32, place: u32, link: u32, slot: u64) {
+        self.start_ns.push(row.start_ns);
+        self.end_ns.push(row.end_ns);
+        self.correlation_id.push(row.correlation_id);
+        self.dispatch_id.push(row.dispatch_id);
+        self.shape.push(shape);
+        self.place.push(place);
+        self.link.push(link);
+        self.graph_key.push(NO_KEY);
+        if self.external_slot.capacity() > 0 {
+            self.external_slot.push(slot);
+        }
+    }
+
+    /// Number of rows (every column has this length).
+    pub fn len(&self) -> usize {
+        self.start_ns.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.start_ns.is_empty()
+    }
+
+    pub fn start_ns(&self) -> &[u64] {
+        &self.start_ns
+    }
+
+    pub fn end_ns(&self) -> &[u64] {
+        &self.end_ns
+    }
+
+    /// Each record's correlation id: the HIP call in progress on the thread
+    /// that processed its packet.
+    pub fn correlation_id(&self) -> &[u64] {
+        &self.correlation_id
+    }
+
+    pub fn dispatch_id(&self) -> &[u64] {
+        &self.dispatch_id
+    }
+
+    /// What row `row` ran.
+    pub fn launch_shape(&self, row: usize) -> &LaunchShape {
+        self.shapes.get(self.shape[row])
+    }
+
+    /// Where row `row` ran.
+    pub fn place(&self, row: usize) -> &DispatchPlace {
+        self.places.get(self.place[row])
+    }
+
+    /// Row `row`'s CPU side.
+    pub fn link(&self, row: usize) -> &LaunchLink {
+        self.links.get(self.link[row])
+    }
+
+    /// Row `row`'s (graph id, packed graph node id), once the verifier has
+    /// vouched for it.
+    pub fn graph_key(&self, row: usize) -> Option<(u64, u64)> {
+        let key = self.graph_key[row];
+        (key != NO_KEY).then(|| *self.graph_keys.get(key))
+    }
+
+    /// Row `index` gathered from every column and table, or `None` past
+    /// the end.
+    pub fn row(&self, index: usize) -> Option<KernelRow> {
+        if index >= self.len() {
+            return None;
+        }
+        let shape = self.launch_shape(index);
+        let place = self.place(index);
+        let link = self.link(index);
+        let key = self.graph_key(index);
+        Some(KernelRow {
+            start_ns: self.start_ns[index],
+            end_ns: self.end_ns[index],
+            agent: place.agent,
+            queue: place.queue,
+            stream: link.stream,
+            correlation_id: self.correlation_id[index],
+            launch_correlation_id: link.launch_correlation_id,
+            kernel_id: shape.kernel_id,
+            dispatch_id: self.dispatch_id[index],
+            grid: shape.grid,
+            workgroup: shape.workgroup,
+            lds_bytes: shape.lds_bytes,
+            scratch_bytes: shape.scratch_bytes,
+            thread_id: place.thread_id,
+            external_slot: self.external_slot(index),
+            graph_id: key.map(|(graph, _)| graph),
+            graph_node_id: key.map(|(_, node)| node),
+            external_id_default: link.external_id_default,
+            external_id_user: link.external_id_user,
+        })
+    }
+
+    /// Every row in order, gathered.
+    pub fn rows(&self) -> impl ExactSizeIterator<Item = KernelRow> + '_ {
+        (0..self.len()).map(move |index| self.row(index).expect("an index below len"))
+    }
+}
+
+impl Attributable for KernelFrame {
+    fn len(&self) -> usize {
+        KernelFrame::len(self)
+    }
+
+    fn external_slot(&self, row: usize) -> u64 {
+        self.external_slot.get(row).copied().unwrap_or(0)
+    }
+
+    fn launch_correlation_id(&self, row: usize) -> Option<u64> {
+        self.link(row).launch_correlation_id
+    }
+
+    fn set_graph_key(&mut self, row: usize, graph_id: u64, graph_node_id: u64) {
+        self.graph_key[row] = self.graph_keys.id((graph_id, graph_node_id), graph_node_id);
+    }
+
+    fn set_link(&mut self, row: usize, link: LaunchLink) {
+        self.link[row] = self.link_id(link);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_row_comes_back_whole_through_its_tables() {
+        let mut frame = KernelFrame::with_capacity(2, false);
+        let shape = LaunchShape {
+            kernel_id: 9,
+            grid: [4, 2, 1],
+            workgroup: [64, 1, 1],
+            lds_bytes: 128,
+            scratch_bytes: 16,
+        };
+        let place = DispatchPlace {
+            agent: AgentId(3),
+            queue: 0x7f00,
+            thread_id: 11,
+        };
+        let link = LaunchLink {
+            launch_correlation_id: Some(5),
+            stream: Some(0),
+            external_id_default: Some(100),
+            external_id_user: None,
+        };
+        let (s, p, l) = (
+            frame.shape_id(shape),
+            frame.place_id(place),
+            frame.link_id(link),
+        );
+        for i in 0..2 {
+            let staged = StagedRow {
+                start_ns: 10 * i,
+                end_ns: 10 * i + 5,
+                correlation_id: 5,
+                dispatch_id: i,
+                shape: 0,
+                place: 0,
+            };
+            frame.push(&staged, s, p, l, 0);
+        }
+        frame.set_graph_key(1, 7, (7 << 32) | 2);
+        let want = KernelRow {
+            start_ns: 10,
+            end_ns: 15,
+            agent: AgentId(3),
+            queue: 0x7f00,
+            stream: Some(0),
+            correlation_id: 5,
+            launch_correlation_id: Some(5),
+            kernel_id: 9,
+            dispatch_id: 1,
+            grid: [4, 2, 1],
+            workgroup: [64, 1, 1],
+            lds_bytes: 128,
+            scratch_bytes: 16,
+            thread_id: 11,
+            external_slot: 0,
+            graph_id: Some(7),
+            graph_node_id: Some((7 << 32) | 2),
+            external_id_default: Some(100),
+            external_id_user: None,
+        };
+        assert_eq!(frame.row(1), Some(want));
+        assert_eq!(frame.row(0).unwrap().graph_id, None);
+        assert_eq!(frame.row(2), None);
+        frame.set_link(0, LaunchLink::default());
+        assert_eq!(frame.row(0).unwrap().launch_correlation_id, None);
+        assert_eq!(frame.row(1).unwrap().launch_correlation_id, Some(5));
+    }
+}

@@ -190,23 +190,30 @@ fn pipeline(c: &mut Criterion) {
             store.push_kernels(&batch);
             store.close_window(window, u64::MAX).unwrap();
             let finished = store.finalise(window).unwrap();
-            // As the tool reads them (src/tool/finish/attribution.rs).
+            // As the tool reads them (src/tool/finish/attribution.rs): what
+            // a kernel ran once per launch shape, the rest per row.
             let k = &finished.kernels;
+            let observed: Vec<Observed> = k
+                .launch_shapes()
+                .iter()
+                .map(|shape| {
+                    Observed::Kernel(KernelShape {
+                        kernel_id: shape.kernel_id,
+                        grid: shape.grid,
+                        block: shape.workgroup,
+                    })
+                })
+                .collect();
+            let queues: Vec<u64> = k.places().iter().map(|p| p.queue).collect();
+            let (shapes, places) = (k.launch_shape_ids(), k.place_ids());
             let observations: Vec<Observation> = (0..k.len())
-                .map(|i| {
-                    let shape = k.launch_shape(i);
-                    Observation {
-                        correlation_id: k.correlation_id()[i],
-                        observed: Observed::Kernel(KernelShape {
-                            kernel_id: shape.kernel_id,
-                            grid: shape.grid,
-                            block: shape.workgroup,
-                        }),
-                        queue_id: k.place(i).queue,
-                        dispatch_id: Some(k.dispatch_id()[i]),
-                        start_ns: k.start_ns()[i],
-                        end_ns: k.end_ns()[i],
-                    }
+                .map(|i| Observation {
+                    correlation_id: k.correlation_id()[i],
+                    observed: observed[shapes[i] as usize],
+                    queue_id: queues[places[i] as usize],
+                    dispatch_id: Some(k.dispatch_id()[i]),
+                    start_ns: k.start_ns()[i],
+                    end_ns: k.end_ns()[i],
                 })
                 .collect();
             let evidence = WindowEvidence {

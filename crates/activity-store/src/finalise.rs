@@ -151,22 +151,9 @@ fn kernel_frame(shards: &[Staging], stop_ns: u64, cache: &mut LinkCache<'_>) -> 
         .map(|s| (&s.kernels, true))
         .chain(shards.iter().map(|s| (&s.routed_kernels, false)))
         .collect();
-    let mut order: Vec<(OrderKey, u32, u32)> =
-        Vec::with_capacity(parts.iter().map(|(p, _)| p.len()).sum());
-    let mut late = 0;
-    for (part, &(rows, until_stop)) in parts.iter().enumerate() {
-        for row in 0..rows.len() {
-            let key = rows.order_key(row);
-            if until_stop && key.0 > stop_ns {
-                late += 1;
-            } else {
-                order.push((key, part as u32, row as u32));
-            }
-        }
-    }
-    order.sort_unstable();
+    let rows: usize = parts.iter().map(|(p, _)| p.len()).sum();
     let slots = parts.iter().any(|(p, _)| p.has_external_slots());
-    let mut frame = KernelFrame::with_capacity(order.len(), slots);
+    let mut frame = KernelFrame::with_capacity(rows, slots);
     // Each part's shape and place indices as the frame's: the shards
     // interned theirs apart.
     let remaps: Vec<(Vec<u32>, Vec<u32>)> = parts
@@ -180,9 +167,9 @@ fn kernel_frame(shards: &[Staging], stop_ns: u64, cache: &mut LinkCache<'_>) -> 
     // A launch's dispatches share a correlation id and sit together once
     // sorted: its link is interned once per run.
     let mut last: Option<(u64, u32)> = None;
-    for (_, part, row) in order {
-        let rows = parts[part as usize].0;
-        let r = rows.row(row as usize);
+    let mut push = |part: usize, row: usize| {
+        let rows = parts[part].0;
+        let r = rows.row(row);
         let link = match last {
             Some((id, link)) if id == r.correlation_id => link,
             _ => {
@@ -197,14 +184,41 @@ fn kernel_frame(shards: &[Staging], stop_ns: u64, cache: &mut LinkCache<'_>) -> 
                 link
             }
         };
-        let (shapes, places) = &remaps[part as usize];
-        frame.push(
-            r,
-            shapes[r.shape as usize],
-            places[r.place as usize],
-            link,
-            rows.external_slot(row as usize),
-        );
+        let (shapes, places) = &remaps[part];
+        let (shape, place) = (shapes[r.shape as usize], places[r.place as usize]);
+        frame.push(r, shape, place, link, rows.external_slot(row));
+    };
+    let mut late = 0;
+    let mut filled = parts.iter().enumerate().filter(|(_, (p, _))| p.len() > 0);
+    match (filled.next(), filled.next()) {
+        // One thread delivered the window's kernels in order (one queue, or
+        // queues that never overlapped): no sort, and the rows that started
+        // after the stop are a tail.
+        (Some((part, &(rows, until_stop))), None) if rows.is_sorted() => {
+            let mut kept = rows.len();
+            if until_stop {
+                kept = rows.partition_point(|key| key.0 <= stop_ns);
+                late = (rows.len() - kept) as u64;
+            }
+            (0..kept).for_each(|row| push(part, row));
+        }
+        _ => {
+            let mut order: Vec<(OrderKey, u32, u32)> = Vec::with_capacity(rows);
+            for (part, &(rows, until_stop)) in parts.iter().enumerate() {
+                for row in 0..rows.len() {
+                    let key = rows.order_key(row);
+                    if until_stop && key.0 > stop_ns {
+                        late += 1;
+                    } else {
+                        order.push((key, part as u32, row as u32));
+                    }
+                }
+            }
+            order.sort_unstable();
+            for (_, part, row) in order {
+                push(part as usize, row as usize);
+            }
+        }
     }
     (frame, late)
 }

@@ -186,6 +186,27 @@ impl KernelFrame {
         &self.dispatch_id
     }
 
+    /// The distinct launch shapes the rows name.
+    pub fn launch_shapes(&self) -> &[LaunchShape] {
+        self.shapes.values()
+    }
+
+    /// Each row's index into [`Self::launch_shapes`]: what depends on the
+    /// shape alone is worked out once per shape, not once per row.
+    pub fn launch_shape_ids(&self) -> &[u32] {
+        &self.shape
+    }
+
+    /// The distinct places the rows name.
+    pub fn places(&self) -> &[DispatchPlace] {
+        self.places.values()
+    }
+
+    /// Each row's index into [`Self::places`].
+    pub fn place_ids(&self) -> &[u32] {
+        &self.place
+    }
+
     /// What row `row` ran.
     pub fn launch_shape(&self, row: usize) -> &LaunchShape {
         self.shapes.get(self.shape[row])

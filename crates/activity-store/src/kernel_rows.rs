@@ -126,6 +126,30 @@ impl KernelRows {
         (r.start_ns, r.correlation_id, r.dispatch_id, r.end_ns)
     }
 
+    /// Are the rows in the order finalisation sorts them by?
+    pub(crate) fn is_sorted(&self) -> bool {
+        self.chunks
+            .iter()
+            .flatten()
+            .map(|r| (r.start_ns, r.correlation_id, r.dispatch_id, r.end_ns))
+            .is_sorted()
+    }
+
+    /// The number of rows before the first whose order key fails `pred`,
+    /// for rows sorted so that it holds of a prefix.
+    pub(crate) fn partition_point(&self, pred: impl Fn(OrderKey) -> bool) -> usize {
+        let (mut lo, mut hi) = (0, self.len);
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if pred(self.order_key(mid)) {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        lo
+    }
+
     /// Row `index` as the record it was staged from.
     #[cfg(test)]
     fn get(&self, index: usize) -> KernelDispatch {

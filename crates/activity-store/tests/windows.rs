@@ -100,6 +100,32 @@ fn a_record_staged_while_open_that_started_after_the_stop_is_not_handed_out() {
 }
 
 #[test]
+fn rows_after_the_stop_are_left_out_whether_staged_in_order_or_not() {
+    // In order, across staging chunks: the late rows are a tail.
+    let store = ActivityStore::default();
+    let w = store.open_window(0).unwrap();
+    let in_order: Vec<_> = (0..5_000).map(|i| kernel(i + 1, 10 * i)).collect();
+    store.push_kernels(&in_order);
+    store.close_window(w, 10 * 3_999).unwrap();
+    let out = store.finalise(w).unwrap();
+    assert_eq!(
+        starts(&out.kernels),
+        (0..4_000).map(|i| 10 * i).collect::<Vec<_>>()
+    );
+    assert_eq!(out.stats.session_drops.outside_windows, 1_000);
+
+    // Out of order, a late row between kept ones.
+    let store = ActivityStore::default();
+    let w = store.open_window(100).unwrap();
+    store.push_kernels(&[kernel(1, 180), kernel(2, 250), kernel(3, 120)]);
+    store.close_window(w, 200).unwrap();
+    let out = store.finalise(w).unwrap();
+    assert_eq!(starts(&out.kernels), vec![120, 180]);
+    assert_eq!(out.kernels.correlation_id(), &[3, 1]);
+    assert_eq!(out.stats.session_drops.outside_windows, 1);
+}
+
+#[test]
 fn a_record_for_a_finalised_window_is_counted_late_not_outside() {
     let store = ActivityStore::default();
     let w = store.open_window(100).unwrap();

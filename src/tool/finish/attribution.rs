@@ -305,28 +305,34 @@ impl Attribution {
         let blits = self.blits.read().unwrap_or_else(|p| p.into_inner()).clone();
         let stubs = self.stubs.read().unwrap_or_else(|p| p.into_inner()).clone();
         let mut observations = Vec::with_capacity(window.kernels.len() + window.copies.len());
-        // What the rules read, not whole rows gathered from every column.
+        // What the rules read, not whole rows gathered from every column;
+        // what a kernel ran is worked out once per launch shape.
         let k = &window.kernels;
+        let observed: Vec<Observed> = k
+            .launch_shapes()
+            .iter()
+            .map(|shape| match blits.get(&shape.kernel_id) {
+                Some(&kind) => Observed::Blit(kind),
+                None => Observed::Kernel(KernelShape {
+                    kernel_id: shape.kernel_id,
+                    grid: shape.grid,
+                    block: shape.workgroup,
+                }),
+            })
+            .collect();
+        let queues: Vec<u64> = k.places().iter().map(|p| p.queue).collect();
         let (correlations, dispatches, starts, ends) = (
             k.correlation_id(),
             k.dispatch_id(),
             k.start_ns(),
             k.end_ns(),
         );
+        let (shapes, places) = (k.launch_shape_ids(), k.place_ids());
         for i in 0..k.len() {
-            let shape = k.launch_shape(i);
             observations.push(Observation {
                 correlation_id: correlations[i],
-                observed: if let Some(&kind) = blits.get(&shape.kernel_id) {
-                    Observed::Blit(kind)
-                } else {
-                    Observed::Kernel(KernelShape {
-                        kernel_id: shape.kernel_id,
-                        grid: shape.grid,
-                        block: shape.workgroup,
-                    })
-                },
-                queue_id: k.place(i).queue,
+                observed: observed[shapes[i] as usize],
+                queue_id: queues[places[i] as usize],
                 dispatch_id: Some(dispatches[i]),
                 start_ns: starts[i],
                 end_ns: ends[i],

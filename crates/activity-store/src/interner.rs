@@ -39,6 +39,7 @@ impl<T: Eq> Eq for Interner<T> {}
 impl<T: Copy + Eq + std::hash::Hash> Interner<T> {
     /// `value`'s index. `hint` picks the cache entry: values with equal
     /// hints share one.
+    #[inline]
     pub(crate) fn id(&mut self, value: T, hint: u64) -> u32 {
         let slot = (hint.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 58) as usize;
         let cached = self.recent[slot];
@@ -54,10 +55,12 @@ impl<T: Copy + Eq + std::hash::Hash> Interner<T> {
         id
     }
 
+    #[inline]
     pub(crate) fn get(&self, id: u32) -> &T {
         &self.values[id as usize]
     }
 
+    #[inline]
     pub(crate) fn values(&self) -> &[T] {
         &self.values
     }

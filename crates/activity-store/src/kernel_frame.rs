@@ -145,6 +145,7 @@ impl KernelFrame {
     /// Appends a staged row, its shape, place and link given as this
     /// frame's indices: the only way rows are added, which keeps the
     /// columns the same length.
+    #[inline]
     pub(crate) fn push(&mut self, row: &StagedRow, shape: u32, place: u32, link: u32, slot: u64) {
         self.start_ns.push(row.start_ns);
         self.end_ns.push(row.end_ns);

@@ -53,48 +53,69 @@ pub fn finish(mut window: FinalisedWindow, span: &WindowSpan, cx: &Context) -> F
     } else {
         summary.push("graph_attribution=disabled".to_string());
     }
-    // Looked up once per kernel record: the fast hasher, not SipHash.
-    let mut name_index: FastMap<u64, u32> = FastMap::default();
     let mut kernel_names: Vec<String> = Vec::new();
     let mut kernel_symbols: Vec<String> = Vec::new();
     let k = &window.kernels;
+    // What depends on a kernel's launch shape (its name) or place (its
+    // device) alone is worked out once per distinct one, not per record.
+    let mut name_index: FastMap<u64, u32> = FastMap::default();
+    let shape_names: Vec<u32> = k
+        .launch_shapes()
+        .iter()
+        .map(|shape| {
+            *name_index.entry(shape.kernel_id).or_insert_with(|| {
+                let symbol = cx
+                    .kernel_names
+                    .get(&shape.kernel_id)
+                    .cloned()
+                    .unwrap_or_else(|| format!("kernel_{}", shape.kernel_id));
+                kernel_names.push(timeline::demangle(&symbol));
+                kernel_symbols.push(symbol);
+                (kernel_names.len() - 1) as u32
+            })
+        })
+        .collect();
+    let place_devices: Vec<u32> = k
+        .places()
+        .iter()
+        .map(|p| devices.index_of(p.agent.0))
+        .collect();
+    let (shape_ids, place_ids) = (k.launch_shape_ids(), k.place_ids());
+    let (starts, ends, dispatches) = (k.start_ns(), k.end_ns(), k.dispatch_id());
     let mut kernels = Vec::with_capacity(k.len());
     let mut unnumbered_passes = 0u64;
-    for row in k.rows() {
-        let index = *name_index.entry(row.kernel_id).or_insert_with(|| {
-            let symbol = cx
-                .kernel_names
-                .get(&row.kernel_id)
-                .cloned()
-                .unwrap_or_else(|| format!("kernel_{}", row.kernel_id));
-            kernel_names.push(timeline::demangle(&symbol));
-            kernel_symbols.push(symbol);
-            (kernel_names.len() - 1) as u32
-        });
+    for row in 0..k.len() {
+        let (shape_id, place_id) = (shape_ids[row] as usize, place_ids[row] as usize);
+        let shape = &k.launch_shapes()[shape_id];
+        let link = k.link(row);
+        let (start_ns, end_ns, dispatch_id) = (starts[row], ends[row], dispatches[row]);
         let kernel = KernelActivity {
-            name_index: index,
-            device: devices.index_of(row.agent.0),
-            stream: row.stream,
-            queue: row.queue,
-            correlation: row.launch_correlation_id,
-            dispatch_id: row.dispatch_id,
-            start_ns: row.start_ns,
-            end_ns: row.end_ns,
-            grid: row.grid,
-            block: row.workgroup,
-            lds_bytes: row.lds_bytes,
-            scratch_bytes: row.scratch_bytes,
-            external_id: row.external_id_default,
-            user_external_id: row.external_id_user,
-            graph: graph_node(row.graph_id, row.graph_node_id),
+            name_index: shape_names[shape_id],
+            device: place_devices[place_id],
+            stream: link.stream,
+            queue: k.places()[place_id].queue,
+            correlation: link.launch_correlation_id,
+            dispatch_id,
+            start_ns,
+            end_ns,
+            grid: shape.grid,
+            block: shape.workgroup,
+            lds_bytes: shape.lds_bytes,
+            scratch_bytes: shape.scratch_bytes,
+            external_id: link.external_id_default,
+            user_external_id: link.external_id_user,
+            graph: k.graph_key(row).map(|(graph_id, graph_node_id)| GraphNode {
+                graph_id,
+                graph_node_id,
+            }),
             branch: None,
             extras: None,
         };
-        match replay::passes_of(row.dispatch_id, row.start_ns, row.end_ns) {
+        match replay::passes_of(dispatch_id, start_ns, end_ns) {
             None => {
                 let extras = pass_extras(
-                    counters::take(row.dispatch_id, 0),
-                    thread_traces::take(row.dispatch_id, 0),
+                    counters::take(dispatch_id, 0),
+                    thread_traces::take(dispatch_id, 0),
                     None,
                 );
                 kernels.push(KernelActivity { extras, ..kernel })
@@ -104,10 +125,10 @@ pub fn finish(mut window: FinalisedWindow, span: &WindowSpan, cx: &Context) -> F
                     unnumbered_passes += u64::from(pass.number.is_none());
                     let extras = pass_extras(
                         pass.number
-                            .map(|p| counters::take(row.dispatch_id, p))
+                            .map(|p| counters::take(dispatch_id, p))
                             .unwrap_or_default(),
                         pass.number
-                            .and_then(|p| thread_traces::take(row.dispatch_id, p)),
+                            .and_then(|p| thread_traces::take(dispatch_id, p)),
                         pass.number.map(|pass_number| ReplayPass {
                             pass: pass_number,
                             passes: pass.passes,

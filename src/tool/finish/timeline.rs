@@ -441,9 +441,15 @@ pub fn finish(
     // SipHash and a shard lock).
     if cx.links_proven {
         let mut devices: FastMap<u64, u32> = FastMap::default();
+        let mut last = None;
         for k in &out.kernels {
             if let (Some(s), Some(_)) = (k.stream, k.correlation) {
-                devices.insert(s, k.device);
+                // A launch's kernels repeat the pair: inserting it again
+                // would change nothing.
+                if last != Some((s, k.device)) {
+                    devices.insert(s, k.device);
+                    last = Some((s, k.device));
+                }
             }
         }
         for (stream, device) in devices {
@@ -509,15 +515,13 @@ fn memsets_and_blit_copies(
     }
     // (correlation, node) -> the plan and its kernels' indices.
     let mut groups: FastMap<(u64, Option<usize>), (BlitPlan, Vec<usize>)> = FastMap::default();
+    // Once per kernel name, not per kernel.
+    let families: Vec<Option<bool>> = out.kernel_symbols.iter().map(|s| blit_family(s)).collect();
     for (i, k) in out.kernels.iter().enumerate() {
         let Some(correlation) = k.correlation else {
             continue;
         };
-        let Some(fill) = out
-            .kernel_symbols
-            .get(k.name_index as usize)
-            .and_then(|s| blit_family(s))
-        else {
+        let Some(fill) = families.get(k.name_index as usize).copied().flatten() else {
             continue;
         };
         let node = node_of(k.graph);
@@ -625,18 +629,38 @@ fn peer_copies(
 /// replay's first-starting record keeps the launching stream's lane; the
 /// others get branch lanes named after it.
 fn branches(out: &mut FinishedWindow) {
+    // Each launch's first (start, queue), its kernels taken a run of one
+    // correlation at a time (they sit together): one map update a run.
     let mut home: FastMap<u64, (u64, u64)> = FastMap::default();
+    let mut run: Option<(u64, (u64, u64))> = None;
+    let mut settle = |run: Option<(u64, (u64, u64))>| {
+        if let Some((c, first)) = run {
+            let e = home.entry(c).or_insert(first);
+            *e = (*e).min(first);
+        }
+    };
     for k in &out.kernels {
         if let (Some(c), Some(_), Some(_)) = (k.correlation, k.graph, k.stream) {
-            let e = home.entry(c).or_insert((k.start_ns, k.queue));
-            if (k.start_ns, k.queue) < *e {
-                *e = (k.start_ns, k.queue);
+            let at = (k.start_ns, k.queue);
+            match &mut run {
+                Some((rc, first)) if *rc == c => *first = (*first).min(at),
+                _ => settle(run.replace((c, at))),
             }
         }
     }
+    settle(run);
+    let mut last: Option<(u64, Option<u64>)> = None;
     for k in &mut out.kernels {
         if let (Some(c), Some(_), Some(_)) = (k.correlation, k.graph, k.stream) {
-            if home.get(&c).is_some_and(|&(_, q)| q != k.queue) {
+            let queue = match last {
+                Some((lc, q)) if lc == c => q,
+                _ => {
+                    let q = home.get(&c).map(|&(_, q)| q);
+                    last = Some((c, q));
+                    q
+                }
+            };
+            if queue.is_some_and(|q| q != k.queue) {
                 k.branch = Some(k.queue);
             }
         }

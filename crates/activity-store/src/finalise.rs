@@ -164,29 +164,14 @@ fn kernel_frame(shards: &[Staging], stop_ns: u64, cache: &mut LinkCache<'_>) -> 
             (shapes, places)
         })
         .collect();
-    // A launch's dispatches share a correlation id and sit together once
-    // sorted: its link is interned once per run.
-    let mut last: Option<(u64, u32)> = None;
-    let mut push = |part: usize, row: usize| {
-        let rows = parts[part].0;
-        let r = rows.row(row);
-        let link = match last {
-            Some((id, link)) if id == r.correlation_id => link,
-            _ => {
-                let joined = cache.get(r.correlation_id);
-                let link = frame.link_id(LaunchLink {
-                    launch_correlation_id: Some(r.correlation_id),
-                    stream: joined.stream,
-                    external_id_default: joined.external_id_default,
-                    external_id_user: joined.external_id_user,
-                });
-                last = Some((r.correlation_id, link));
-                link
-            }
-        };
-        let (shapes, places) = &remaps[part];
-        let (shape, place) = (shapes[r.shape as usize], places[r.place as usize]);
-        frame.push(r, shape, place, link, rows.external_slot(row));
+    let link_of = |cache: &mut LinkCache<'_>, correlation_id: u64| {
+        let joined = cache.get(correlation_id);
+        LaunchLink {
+            launch_correlation_id: Some(correlation_id),
+            stream: joined.stream,
+            external_id_default: joined.external_id_default,
+            external_id_user: joined.external_id_user,
+        }
     };
     let mut late = 0;
     let mut filled = parts.iter().enumerate().filter(|(_, (p, _))| p.len() > 0);
@@ -200,7 +185,10 @@ fn kernel_frame(shards: &[Staging], stop_ns: u64, cache: &mut LinkCache<'_>) -> 
                 kept = rows.partition_point(|key| key.0 <= stop_ns);
                 late = (rows.len() - kept) as u64;
             }
-            (0..kept).for_each(|row| push(part, row));
+            let (shapes, places) = &remaps[part];
+            for (run, slots) in rows.runs(kept) {
+                frame.extend(run, (shapes, places), slots, |c| link_of(cache, c));
+            }
         }
         _ => {
             let mut order: Vec<(OrderKey, u32, u32)> = Vec::with_capacity(rows);
@@ -215,8 +203,23 @@ fn kernel_frame(shards: &[Staging], stop_ns: u64, cache: &mut LinkCache<'_>) -> 
                 }
             }
             order.sort_unstable();
+            // A launch's dispatches share a correlation id and sit together
+            // once sorted: its link is interned once per run.
+            let mut last: Option<(u64, u32)> = None;
             for (_, part, row) in order {
-                push(part as usize, row as usize);
+                let (rows, row) = (parts[part as usize].0, row as usize);
+                let r = rows.row(row);
+                let link = match last {
+                    Some((id, link)) if id == r.correlation_id => link,
+                    _ => {
+                        let link = frame.link_id(link_of(cache, r.correlation_id));
+                        last = Some((r.correlation_id, link));
+                        link
+                    }
+                };
+                let (shapes, places) = &remaps[part as usize];
+                let (shape, place) = (shapes[r.shape as usize], places[r.place as usize]);
+                frame.push(r, shape, place, link, rows.external_slot(row));
             }
         }
     }

@@ -160,6 +160,49 @@ impl KernelFrame {
         }
     }
 
+    /// Appends consecutive staged rows, a column at a time (one tight loop
+    /// and one capacity check each, where a row at a time checks every
+    /// column for every row). `shapes` and `places` map the rows' indices
+    /// to this frame's; `slots` are their external slots (`None`: all 0);
+    /// `link_of` joins a correlation id to its CPU side, asked once per run
+    /// of equal ids.
+    pub(crate) fn extend(
+        &mut self,
+        rows: &[StagedRow],
+        (shapes, places): (&[u32], &[u32]),
+        slots: Option<&[u64]>,
+        mut link_of: impl FnMut(u64) -> LaunchLink,
+    ) {
+        self.start_ns.extend(rows.iter().map(|r| r.start_ns));
+        self.end_ns.extend(rows.iter().map(|r| r.end_ns));
+        self.correlation_id
+            .extend(rows.iter().map(|r| r.correlation_id));
+        self.dispatch_id.extend(rows.iter().map(|r| r.dispatch_id));
+        self.shape
+            .extend(rows.iter().map(|r| shapes[r.shape as usize]));
+        self.place
+            .extend(rows.iter().map(|r| places[r.place as usize]));
+        self.graph_key.extend(rows.iter().map(|_| NO_KEY));
+        if self.external_slot.capacity() > 0 {
+            match slots {
+                Some(slots) => self.external_slot.extend_from_slice(slots),
+                None => self.external_slot.extend(rows.iter().map(|_| 0)),
+            }
+        }
+        let mut last: Option<(u64, u32)> = None;
+        for r in rows {
+            let link = match last {
+                Some((id, link)) if id == r.correlation_id => link,
+                _ => {
+                    let link = self.link_id(link_of(r.correlation_id));
+                    last = Some((r.correlation_id, link));
+                    link
+                }
+            };
+            self.link.push(link);
+        }
+    }
+
     /// Number of rows (every column has this length).
     pub fn len(&self) -> usize {
         self.start_ns.len()

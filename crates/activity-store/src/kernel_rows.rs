@@ -105,6 +105,21 @@ impl KernelRows {
         self.external_slots.as_ref().map_or(0, |s| s[index])
     }
 
+    /// The first `len` rows as consecutive runs, each with its rows'
+    /// external-correlation slots (`None`: no row carried one).
+    pub(crate) fn runs(&self, len: usize) -> impl Iterator<Item = (&[Row], Option<&[u64]>)> {
+        self.chunks
+            .iter()
+            .enumerate()
+            .take(len.div_ceil(CHUNK))
+            .map(move |(i, chunk)| {
+                let rows = (len - i * CHUNK).min(chunk.len());
+                let slots = self.external_slots.as_ref();
+                let slots = slots.map(|s| &s[i * CHUNK..i * CHUNK + rows]);
+                (&chunk[..rows], slots)
+            })
+    }
+
     /// Did any row carry an external-correlation slot?
     pub(crate) fn has_external_slots(&self) -> bool {
         self.external_slots.is_some()

@@ -126,6 +126,36 @@ fn rows_after_the_stop_are_left_out_whether_staged_in_order_or_not() {
 }
 
 #[test]
+fn external_slots_stay_with_their_rows_across_staging_chunks() {
+    let store = ActivityStore::default();
+    let w = store.open_window(0).unwrap();
+    let mut records: Vec<_> = (0..5_000).map(|i| kernel(i / 32 + 1, 10 * i)).collect();
+    records[10].external_slot = 77;
+    records[4_500].external_slot = 99;
+    store.push_kernels(&records);
+    store.close_window(w, 10 * 4_899).unwrap();
+    let out = store.finalise(w).unwrap();
+    let slots: Vec<u64> = out.kernels.rows().map(|r| r.external_slot).collect();
+    assert_eq!(slots.len(), 4_900);
+    let carried: Vec<(usize, u64)> = slots
+        .iter()
+        .enumerate()
+        .filter(|(_, &slot)| slot != 0)
+        .map(|(i, &slot)| (i, slot))
+        .collect();
+    assert_eq!(carried, [(10, 77), (4_500, 99)]);
+    let links: Vec<Option<u64>> = out
+        .kernels
+        .rows()
+        .map(|r| r.launch_correlation_id)
+        .collect();
+    assert!(links
+        .iter()
+        .enumerate()
+        .all(|(i, &l)| l == Some(i as u64 / 32 + 1)));
+}
+
+#[test]
 fn a_record_for_a_finalised_window_is_counted_late_not_outside() {
     let store = ActivityStore::default();
     let w = store.open_window(100).unwrap();

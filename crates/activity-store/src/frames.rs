@@ -101,7 +101,8 @@ columnar_frame! {
 /// wrong is removed. Rows can be changed, never added or removed, so the
 /// frame's columns stay aligned.
 pub trait Attributable {
-    fn len(&self) -> usize;
+    /// How many rows the frame has.
+    fn row_count(&self) -> usize;
 
     /// The raw external correlation value the SDK carried on row `row`.
     fn external_slot(&self, row: usize) -> u64;
@@ -115,7 +116,7 @@ pub trait Attributable {
 }
 
 impl Attributable for CopyFrame {
-    fn len(&self) -> usize {
+    fn row_count(&self) -> usize {
         CopyFrame::len(self)
     }
 

@@ -313,7 +313,7 @@ impl KernelFrame {
 }
 
 impl Attributable for KernelFrame {
-    fn len(&self) -> usize {
+    fn row_count(&self) -> usize {
         KernelFrame::len(self)
     }
 

@@ -458,7 +458,7 @@ fn direction(d: CopyDirection) -> Option<Direction> {
 /// graph key; returns how many did.
 fn carry_slots(frame: &mut impl Attributable) -> u64 {
     let mut carried = 0;
-    for row in 0..frame.len() {
+    for row in 0..frame.row_count() {
         if let Some(key) = GraphKey::unpack(frame.external_slot(row)) {
             frame.set_graph_key(row, key.graph_id(), key.graph_node_id());
             carried += 1;

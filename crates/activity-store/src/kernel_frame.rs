@@ -102,7 +102,11 @@ pub struct KernelFrame {
     external_slot: Vec<u64>,
     shapes: Interner<LaunchShape>,
     places: Interner<DispatchPlace>,
-    links: Interner<LaunchLink>,
+    /// The rows' CPU sides, a new entry only where a run's differs from
+    /// the last one added: a window's rows come in runs of one launch, and
+    /// an eager window's links are nearly all distinct, so a lookup table
+    /// would cost a hash a row and more memory than it saves.
+    links: Vec<LaunchLink>,
     /// (graph id, packed graph node id).
     graph_keys: Interner<(u64, u64)>,
 }
@@ -136,10 +140,13 @@ impl KernelFrame {
             .id(place, place.queue ^ place.thread_id.rotate_left(32))
     }
 
-    /// The index of `link` in this frame's table.
+    /// The index of a link equal to `link`: the last one added, or a new
+    /// one.
     pub(crate) fn link_id(&mut self, link: LaunchLink) -> u32 {
-        self.links
-            .id(link, link.launch_correlation_id.unwrap_or(u64::MAX))
+        if self.links.last() != Some(&link) {
+            self.links.push(link);
+        }
+        u32::try_from(self.links.len() - 1).expect("fewer than 2^32 links")
     }
 
     /// Appends a staged row, its shape, place and link given as this
@@ -263,7 +270,7 @@ impl KernelFrame {
 
     /// Row `row`'s CPU side.
     pub fn link(&self, row: usize) -> &LaunchLink {
-        self.links.get(self.link[row])
+        &self.links[self.link[row] as usize]
     }
 
     /// Row `row`'s (graph id, packed graph node id), once the verifier has

@@ -27,7 +27,7 @@ use crate::window::{
     Annotation, Blit, Dependency, EventActivity, FinishedWindow, GpuAnnotation, GpuRef, GraphNode,
     HostFnActivity, Overhead, SyncActivity, SyncKind,
 };
-use activity_store::{CopyDirection, FastMap, FinalisedWindow};
+use activity_store::{BuildCorrelationHasher, CopyDirection, FastMap, FinalisedWindow};
 use dashmap::DashMap;
 use graph_attribution::{Direction, ExecContents, FillParts, NodeDetail, NodeWork};
 use once_cell::sync::Lazy;
@@ -185,18 +185,20 @@ struct OpenMarker {
     process_wide: bool,
 }
 
-/// The timeline's evidence, kept over the session.
+/// The timeline's evidence, kept over the session. Its maps are keyed by
+/// integers the runtime hands out (correlation ids, handles, thread ids)
+/// and looked up per call: the fast hasher, not SipHash.
 #[derive(Default)]
 pub struct TimelineEvidence {
     /// Calls issued in open windows: (detail, stream at ENTER).
-    details: DashMap<u64, (Detail, Option<u64>)>,
+    details: DashMap<u64, (Detail, Option<u64>), BuildCorrelationHasher>,
     /// hipEvent_t -> its last record.
-    events: DashMap<u64, EventRecordRef>,
+    events: DashMap<u64, EventRecordRef, BuildCorrelationHasher>,
     /// Thread -> its current device (hipSetDevice; HIP's default is 0).
-    thread_device: DashMap<u64, u32>,
+    thread_device: DashMap<u64, u32, BuildCorrelationHasher>,
     /// Stream -> device, learned from proven device work.
-    stream_device: DashMap<u64, u32>,
-    markers_open: DashMap<u64, OpenMarker>,
+    stream_device: DashMap<u64, u32, BuildCorrelationHasher>,
+    markers_open: DashMap<u64, OpenMarker, BuildCorrelationHasher>,
     markers_closed: Mutex<Vec<Annotation>>,
     overheads: Mutex<Vec<Overhead>>,
     arrows: AtomicBool,
@@ -433,8 +435,13 @@ pub fn finish(
             )
         })
         .collect();
-    let details: FastMap<u64, (Detail, Option<u64>)> =
-        calls.keys().filter_map(|c| ev.details.remove(c)).collect();
+    // Most calls have no detail (kernel launches, getters): a window with
+    // none asks nothing per call.
+    let details: FastMap<u64, (Detail, Option<u64>)> = if ev.details.is_empty() {
+        FastMap::default()
+    } else {
+        calls.keys().filter_map(|c| ev.details.remove(c)).collect()
+    };
 
     // Streams' devices, from proven work: gathered here first, so the
     // shared map takes one insert per stream, not one per kernel (each a

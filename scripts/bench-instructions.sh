@@ -14,6 +14,9 @@
 # finishing the window (session::take_finished_windows) and the rest
 # (collection: the SDK callbacks).
 #   scripts/bench-instructions.sh
+#   SHAPE=eager scripts/bench-instructions.sh   the same kernels launched
+#       eagerly, a hipLaunchKernel per dispatch (scripts/cost-setup.sh);
+#       SHAPE=launches likewise
 #   BASELINE=REV scripts/bench-instructions.sh   also builds commit REV (as
 #       bench-cost.sh does, on this tree's simulator) and prints its figures
 #       first.
@@ -29,7 +32,7 @@ bins=("this tree=$bin")
 if [ -n "$base_bin" ]; then bins=("baseline $base_rev=$base_bin" "${bins[@]}"); fi
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-scale_workload steps 99200 "$work/w.json"
+scale_workload "${SHAPE:-steps}" 99200 "$work/w.json"
 echo "commit: $(git rev-parse --short HEAD)$(git diff --quiet HEAD || echo ' (with local changes)')"
 # The tool's entry points: the callbacks it gives the SDK (src/tool/sdk) and
 # the session calls of examples/cost.rs.

@@ -25,7 +25,9 @@ fi
 
 # scale_workload SHAPE DISPATCHES OUT: the 32x200 workload with about
 # DISPATCHES dispatches, as `steps` (steps of 50 launches, each ending in
-# hipStreamSynchronize) or `launches` (all back to back).
+# hipStreamSynchronize), `launches` (all back to back) or `eager` (the
+# graph's kernels launched one hipLaunchKernel each, in node order, in the
+# same steps: a call per dispatch, as an eager training loop makes).
 scale_workload() {
   python3 - tests/workloads/graph-32x200.json "$3" "$1" "$2" <<'PY'
 import json, sys
@@ -39,8 +41,13 @@ if sys.argv[3] == "launches":
 elif sys.argv[3] == "steps":
     step = [{"launch": dict(launch, times=50)}, {"synchronize_stream": {"stream": launch["stream"]}}]
     ops[at:at + 1] = step * (launches // 50)
+elif sys.argv[3] == "eager":
+    kernels = [{"kernel": {"name": node["kernel"], "stream": launch["stream"]}}
+               for node in w["graphs"][0]["nodes"]]
+    step = kernels * 50 + [{"synchronize_stream": {"stream": launch["stream"]}}]
+    ops[at:at + 1] = step * (launches // 50)
 else:
-    sys.exit(f"SHAPE={sys.argv[3]!r}: expected steps or launches")
+    sys.exit(f"SHAPE={sys.argv[3]!r}: expected steps, launches or eager")
 json.dump(w, open(sys.argv[2], "w"))
 PY
 }

@@ -213,26 +213,41 @@ impl Default for Shapes {
 }
 
 /// A cheap mix of what most tells shapes apart: the name (its length, first
-/// and last eight bytes), the lane and the number of args.
+/// and last eight bytes), the lane, the number of args, and the args a
+/// shape must match (a string's length and ends, a dimension, a fixed
+/// integer). The args count: one thread's kernel launches share a name and
+/// a lane, and without them every launched kernel's call would crowd into
+/// one two-way set, each evicting the last.
 fn pick(event: &CompleteEvent<'_>) -> u64 {
-    let name = event.name.as_bytes();
     let word = |bytes: &[u8]| {
         let mut w = [0u8; 8];
         w[..bytes.len()].copy_from_slice(bytes);
         u64::from_le_bytes(w)
     };
-    let n = name.len();
-    let (head, tail) = (word(&name[..n.min(8)]), word(&name[n.saturating_sub(8)..]));
+    let ends = |bytes: &[u8]| {
+        let n = bytes.len();
+        word(&bytes[..n.min(8)]) ^ word(&bytes[n.saturating_sub(8)..]).rotate_left(17) ^ n as u64
+    };
+    let mix = |h: u64, x: u64| (h ^ x).wrapping_mul(0x2127_599B_F432_5C37).rotate_left(29);
     let mut h = 0x9E37_79B9_7F4A_7C15u64;
     for x in [
-        head,
-        tail,
-        n as u64,
+        ends(event.name.as_bytes()),
         event.pid,
         event.tid,
         event.args.len() as u64,
     ] {
-        h = (h ^ x).wrapping_mul(0x2127_599B_F432_5C37).rotate_left(29);
+        h = mix(h, x);
+    }
+    for (key, value) in event.args {
+        let x = match value {
+            _ if varies(*key, value) => continue,
+            Arg::Str(s) => ends(s.as_bytes()),
+            Arg::Dim3([x, y, z]) => u64::from(*x) ^ u64::from(*y) << 21 ^ u64::from(*z) << 42,
+            Arg::Int(v) => *v,
+            Arg::Signed(v) => *v as u64,
+            Arg::Float(_) => continue,
+        };
+        h = mix(h, x);
     }
     h | 1
 }

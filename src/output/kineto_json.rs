@@ -420,11 +420,15 @@ pub fn emit_windows<S: TraceSink>(
                 .map(String::as_str)
                 .unwrap_or("kernel")
         };
+        // One args list for every call, cleared each time, not one
+        // allocation per event.
+        let mut args: Vec<(ArgKey, Arg)> = Vec::new();
         for call in &window.runtime {
-            let mut args: Vec<(ArgKey, Arg)> = vec![
+            args.clear();
+            args.extend([
                 (K::Cid.into(), Arg::Int(call.cid.into())),
                 (K::Correlation.into(), Arg::Int(call.correlation)),
-            ];
+            ]);
             if let Some(external_id) = call.external_id {
                 args.push((EXTERNAL_ID, Arg::Int(external_id)));
             }

@@ -37,6 +37,10 @@ pub struct ChromeTraceWriter<W: Write> {
     /// Where the event being formatted has its holes (`Shapes::offer`).
     holes: Vec<(u32, u32)>,
     from_kept_shapes: u64,
+    /// A flow event's `, "cat": …, "name": …` per category: a trace has a
+    /// flow or two per launch and one or two categories, so each is
+    /// quoted and escaped once.
+    flow_tails: Vec<(String, Vec<u8>)>,
 }
 
 /// A vocabulary key's JSON, in a block of fixed size: copying the whole
@@ -87,6 +91,7 @@ impl<W: Write> ChromeTraceWriter<W> {
             keyed: KeyedShapes::default(),
             holes: Vec::new(),
             from_kept_shapes: 0,
+            flow_tails: Vec::new(),
         })
     }
 
@@ -237,10 +242,18 @@ impl<W: Write> ChromeTraceWriter<W> {
         push_int(e, tid);
         e.extend_from_slice(b", \"ts\": ");
         push_micros(e, ts_ns);
-        e.extend_from_slice(b", \"cat\": ");
-        push_json_string(e, category);
-        e.extend_from_slice(b", \"name\": ");
-        push_json_string(e, category);
+        let tail = match self.flow_tails.iter().position(|(c, _)| c == category) {
+            Some(known) => &self.flow_tails[known].1,
+            None => {
+                let mut tail = b", \"cat\": ".to_vec();
+                push_json_string(&mut tail, category);
+                tail.extend_from_slice(b", \"name\": ");
+                push_json_string(&mut tail, category);
+                self.flow_tails.push((category.to_string(), tail));
+                &self.flow_tails.last().expect("just pushed").1
+            }
+        };
+        e.extend_from_slice(tail);
         if end == FlowEnd::Finish {
             e.extend_from_slice(b", \"bp\": \"e\"");
         }

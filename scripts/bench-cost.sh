@@ -9,7 +9,10 @@
 #                    attributing;
 #   launches         31,250 launches back to back: the queue backs up, and
 #                    rules::backlog withholds every record (as it must),
-#                    so "on" is the cost of withholding. Each mode runs examples/cost.rs, which links
+#                    so "on" is the cost of withholding;
+#   eager            the graph's kernels launched one hipLaunchKernel
+#                    each, in the same 625 steps: a call per dispatch.
+# Each mode runs examples/cost.rs, which links
 # the tool in and counts its own heap with a counting allocator (the
 # simulator's allocations are not counted); the tool modes write each
 # window's JSON trace as it closes.
@@ -94,11 +97,14 @@ none, off, on = least("none"), least("off"), least("on")
 n = on["dispatches"]
 assert n == off["dispatches"] and n > 0, "both tool runs see every dispatch"
 shape = {"steps": "625 steps of 50 launches, each ending in hipStreamSynchronize",
-         "launches": "31,250 launches back to back"}[sys.argv[2]]
+         "launches": "31,250 launches back to back",
+         "eager": "625 steps of 50 x 32 hipLaunchKernel calls, each step ending in hipStreamSynchronize"}[sys.argv[2]]
 print(f"{n} dispatches in {len(on['windows'])} window(s), 32x200 scaled to 1M per window as {shape}; "
       f"least CPU of {len(glob.glob(sys.argv[1] + '/on.*.json'))} runs per mode")
+none_to_give = " (eager work: no record has a graph key to give)" if sys.argv[2] == "eager" else \
+    " (every one withheld: what \"on\" costs here is withholding)"
 print(f"graph keys given with attribution on: {on['attributed']} of {n} records"
-      + ("" if on["attributed"] else " (every one withheld: what \"on\" costs here is withholding)"))
+      + ("" if on["attributed"] else none_to_give))
 print(f"CPU per dispatch, whole process: no tool {cpu(none) / n * 1e6:.2f} us (the simulator), "
       f"tool with attribution off +{(cpu(off) - cpu(none)) / n * 1e6:.2f} us, "
       f"on +{(cpu(on) - cpu(none)) / n * 1e6:.2f} us (goal: at most +1.00)")

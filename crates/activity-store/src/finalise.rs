@@ -82,11 +82,11 @@ fn keep_until_stop<R: Timed>(records: &mut Vec<R>, stop_ns: u64) -> u64 {
     (before - records.len()) as u64
 }
 
-/// Rows gathered per batch before a frame takes them column by column:
-/// few enough that a batch stays in L1 while its columns are copied out
-/// (64 kernel rows are under 10 KiB). In benches/pipeline's
-/// decode_window_finalise, alternating binaries: 64 rows 9.0-10.5 ms,
-/// a row at a time 10.0-10.4, 1024 rows (L2) 10.9-11.9.
+/// Rows gathered per batch before a copy, call or launch frame takes them
+/// column by column: few enough that a batch stays in L1 while its
+/// columns are copied out. Measured when kernel frames were built this way
+/// (benches/pipeline's decode_window_finalise, alternating binaries): 64
+/// rows 9.0-10.5 ms, a row at a time 10.0-10.4, 1024 rows (L2) 10.9-11.9.
 const BATCH: usize = 64;
 
 /// Feeds `rows` to `append` a batch at a time.
@@ -204,7 +204,7 @@ fn kernel_frame(shards: &[Staging], stop_ns: u64, cache: &mut LinkCache<'_>) -> 
             }
             order.sort_unstable();
             // A launch's dispatches share a correlation id and sit together
-            // once sorted: its link is interned once per run.
+            // once sorted: its link is added once per run.
             let mut last: Option<(u64, u32)> = None;
             for (_, part, row) in order {
                 let (rows, row) = (parts[part as usize].0, row as usize);

@@ -420,8 +420,8 @@ pub fn emit_windows<S: TraceSink>(
                 .map(String::as_str)
                 .unwrap_or("kernel")
         };
-        // One args list for every call, cleared each time, not one
-        // allocation per event.
+        // One args list for every call and kernel, cleared each time, not
+        // one allocation per event.
         let mut args: Vec<(ArgKey, Arg)> = Vec::new();
         for call in &window.runtime {
             args.clear();
@@ -466,9 +466,6 @@ pub fn emit_windows<S: TraceSink>(
         let mut flows_finished: FastSet<u64> = FastSet::default();
         let mut last_flow = None;
         let mut kernel_lanes: Vec<Lane> = Vec::with_capacity(window.kernels.len());
-        // One args list for every kernel, cleared each time, not one
-        // allocation per event.
-        let mut args: Vec<(ArgKey, Arg)> = Vec::new();
         for kernel in &window.kernels {
             let device = kernel.device as u64;
             let lane = lanes.kernel(kernel);

@@ -203,23 +203,17 @@ fn kernel_frame(shards: &[Staging], stop_ns: u64, cache: &mut LinkCache<'_>) -> 
                 }
             }
             order.sort_unstable();
-            // A launch's dispatches share a correlation id and sit together
-            // once sorted: its link is added once per run.
-            let mut last: Option<(u64, u32)> = None;
+            // Row by row: consecutive rows may come from different parts.
             for (_, part, row) in order {
                 let (rows, row) = (parts[part as usize].0, row as usize);
-                let r = rows.row(row);
-                let link = match last {
-                    Some((id, link)) if id == r.correlation_id => link,
-                    _ => {
-                        let link = frame.link_id(link_of(cache, r.correlation_id));
-                        last = Some((r.correlation_id, link));
-                        link
-                    }
-                };
                 let (shapes, places) = &remaps[part as usize];
-                let (shape, place) = (shapes[r.shape as usize], places[r.place as usize]);
-                frame.push(r, shape, place, link, rows.external_slot(row));
+                let slot = rows.external_slot(row);
+                frame.extend(
+                    std::slice::from_ref(rows.row(row)),
+                    (shapes, places),
+                    Some(std::slice::from_ref(&slot)),
+                    |c| link_of(cache, c),
+                );
             }
         }
     }

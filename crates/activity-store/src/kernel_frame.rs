@@ -149,30 +149,14 @@ impl KernelFrame {
         u32::try_from(self.links.len() - 1).expect("fewer than 2^32 links")
     }
 
-    /// Appends a staged row, its shape, place and link given as this
-    /// frame's indices: the only way rows are added, which keeps the
-    /// columns the same length.
-    #[inline]
-    pub(crate) fn push(&mut self, row: &StagedRow, shape: u32, place: u32, link: u32, slot: u64) {
-        self.start_ns.push(row.start_ns);
-        self.end_ns.push(row.end_ns);
-        self.correlation_id.push(row.correlation_id);
-        self.dispatch_id.push(row.dispatch_id);
-        self.shape.push(shape);
-        self.place.push(place);
-        self.link.push(link);
-        self.graph_key.push(NO_KEY);
-        if self.external_slot.capacity() > 0 {
-            self.external_slot.push(slot);
-        }
-    }
-
     /// Appends consecutive staged rows, a column at a time (one tight loop
     /// and one capacity check each, where a row at a time checks every
-    /// column for every row). `shapes` and `places` map the rows' indices
+    /// column for every row): the only way rows are added, which keeps the
+    /// columns the same length. `shapes` and `places` map the rows' indices
     /// to this frame's; `slots` are their external slots (`None`: all 0);
     /// `link_of` joins a correlation id to its CPU side, asked once per run
     /// of equal ids.
+    #[inline]
     pub(crate) fn extend(
         &mut self,
         rows: &[StagedRow],
@@ -366,11 +350,7 @@ mod tests {
             external_id_default: Some(100),
             external_id_user: None,
         };
-        let (s, p, l) = (
-            frame.shape_id(shape),
-            frame.place_id(place),
-            frame.link_id(link),
-        );
+        let (s, p) = (frame.shape_id(shape), frame.place_id(place));
         for i in 0..2 {
             let staged = StagedRow {
                 start_ns: 10 * i,
@@ -380,7 +360,7 @@ mod tests {
                 shape: 0,
                 place: 0,
             };
-            frame.push(&staged, s, p, l, 0);
+            frame.extend(&[staged], (&[s], &[p]), None, |_| link);
         }
         frame.set_graph_key(1, 7, (7 << 32) | 2);
         let want = KernelRow {

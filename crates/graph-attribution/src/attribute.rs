@@ -62,7 +62,7 @@ use crate::joint;
 use crate::rules;
 use crate::rules::candidates::{Candidates, Runs};
 use crate::session::SessionMemory;
-use crate::verdict::{KeyVerdict, LinkVerdict, Reason, Summary};
+use crate::verdict::{KeyVerdict, LinkVerdict, Summary};
 
 /// The decisions for one window, in the order of its observations.
 #[derive(Clone, Debug, Default)]
@@ -70,15 +70,6 @@ pub struct AttributedWindow {
     pub keys: Vec<KeyVerdict>,
     pub links: Vec<LinkVerdict>,
     pub summary: Summary,
-}
-
-/// Is a verdict one that rules 4, 5 and 8 to 10 may still settle (its
-/// candidates were all known, only too many)?
-fn open(key: &KeyVerdict, link: &LinkVerdict) -> bool {
-    matches!(
-        key,
-        KeyVerdict::Withheld(Reason::Ambiguous | Reason::RepeatedKernel)
-    ) || matches!(link, LinkVerdict::Unlinked(Reason::SeveralCalls))
 }
 
 /// Attribute one window, remembering into `memory` what later windows must
@@ -127,11 +118,12 @@ fn attribute(
     let overflowing = rules::backlog::possibly_full(&index, observations, evidence.queue_slots);
     summary.queues_may_have_overflowed = overflowing.len() as u64;
     let candidates = Candidates::of_window(&mut index, observations, &overflowing, runs);
-    let (mut keys, mut links) = rules::candidates::decide_all(&index, &candidates);
+    let decided = rules::candidates::decide_all(&index, &candidates);
+    let (mut keys, mut links) = (decided.keys, decided.links);
     // Rules 4, 5 and 8 to 10 only ever settle open verdicts: in a window
     // rules 1 to 3 decided whole (one launch at a time, as most are), they
     // have nothing to do.
-    if keys.iter().zip(&links).any(|(k, l)| open(k, l)) {
+    if decided.any_open {
         let assumptions = memory.assumptions();
         rules::queue_order::apply(&index, observations, &mut keys, &mut links, assumptions);
         if assumptions.dependency_order {

@@ -32,6 +32,9 @@ pub(crate) struct ResolvedExec {
     /// Per output: a kernel no other output of the exec runs with its shape
     /// (its key names it alone).
     sole_kernel: Vec<bool>,
+    /// Every output is such a kernel: records matching the outputs in
+    /// order are each the output at their place.
+    pub all_sole_kernels: bool,
 }
 
 impl ResolvedExec {
@@ -170,7 +173,7 @@ fn resolve_exec(contents: &ExecContents, kernels: &dyn KernelLookup) -> Option<R
             by_key.entry(key).or_default().push(k as u32);
         }
     }
-    let sole_kernel = outputs
+    let sole_kernel: Vec<bool> = outputs
         .iter()
         .map(|p| match p.output {
             Output::Kernel(shape) => by_key[&MatchKey::Kernel(shape)].len() == 1,
@@ -180,6 +183,7 @@ fn resolve_exec(contents: &ExecContents, kernels: &dyn KernelLookup) -> Option<R
     Some(ResolvedExec {
         outputs,
         deps: contents.nodes.iter().map(|n| n.deps.clone()).collect(),
+        all_sole_kernels: sole_kernel.iter().all(|&sole| sole),
         sole_kernel,
         by_key: by_key
             .into_iter()
@@ -279,16 +283,28 @@ pub(crate) struct Hull {
     /// A call whose work is unknown overlaps the hull.
     pub unknown: bool,
     pub producers: HullProducers,
+    /// No other thread's packet-writing call overlapped the call itself.
+    pub alone: bool,
 }
 
 /// No call: the record was processed outside every recorded call.
 const NO_CALL: u32 = u32::MAX;
+
+/// No record: rule 7 did not find the call's records in output order.
+const NO_RECORD: u32 = u32::MAX;
 
 pub(crate) struct CallIndex<'a> {
     pub evidence: &'a WindowEvidence<'a>,
     by_correlation: FxHashMap<u64, u32>,
     /// Per observation, the call that processed it (`NO_CALL`: none known).
     processed_by: Vec<u32>,
+    /// Where each maximal run of observations processed by one call (or by
+    /// none known) starts, and that call: the rules that work per launch
+    /// walk these instead of every record.
+    processed_runs: Vec<(u32, u32)>,
+    /// Per call, the first of its records when rule 7 found them to be
+    /// exactly its outputs, one run in output order (`NO_CALL`: not found).
+    in_order_from: Vec<u32>,
     pub produces: Vec<Produces>,
     writers: Intervals,
     unknown: Intervals,
@@ -315,10 +331,12 @@ impl<'a> CallIndex<'a> {
         // A window's records of one launch sit together: look each run of
         // equal correlation ids up once.
         let mut last: Option<(u64, u32)> = None;
+        let mut processed_runs = Vec::new();
         let processed_by: Vec<u32> = evidence
             .observations
             .iter()
-            .map(|o| match last {
+            .enumerate()
+            .map(|(r, o)| match last {
                 Some((c, call)) if c == o.correlation_id => call,
                 _ => {
                     let call = by_correlation
@@ -326,6 +344,9 @@ impl<'a> CallIndex<'a> {
                         .copied()
                         .unwrap_or(NO_CALL);
                     last = Some((o.correlation_id, call));
+                    if processed_runs.last().is_none_or(|&(_, c)| c != call) {
+                        processed_runs.push((r as u32, call));
+                    }
                     call
                 }
             })
@@ -422,6 +443,8 @@ impl<'a> CallIndex<'a> {
             evidence,
             by_correlation,
             processed_by,
+            processed_runs,
+            in_order_from: vec![NO_RECORD; calls.len()],
             produces,
             writers,
             unknown,
@@ -448,6 +471,37 @@ impl<'a> CallIndex<'a> {
     /// The call that processed observation `r`, if the window recorded it.
     pub(crate) fn processed_by(&self, r: usize) -> Option<u32> {
         Some(self.processed_by[r]).filter(|&c| c != NO_CALL)
+    }
+
+    /// Maximal runs of consecutive observations processed by one call:
+    /// their range, and the call (`None`: processed outside every recorded
+    /// call).
+    pub(crate) fn processed_runs(
+        &self,
+    ) -> impl Iterator<Item = (std::ops::Range<usize>, Option<u32>)> + '_ {
+        let n = self.processed_by.len();
+        self.processed_runs
+            .iter()
+            .enumerate()
+            .map(move |(i, &(start, call))| {
+                let end = self
+                    .processed_runs
+                    .get(i + 1)
+                    .map_or(n, |&(s, _)| s as usize);
+                (start as usize..end, Some(call).filter(|&c| c != NO_CALL))
+            })
+    }
+
+    /// Rule 7 found call `call`'s records to be exactly its outputs, in
+    /// output order, from observation `first` on.
+    pub(crate) fn found_in_order(&mut self, call: u32, first: u32) {
+        self.in_order_from[call as usize] = first;
+    }
+
+    /// The first of call `call`'s records, when rule 7 found them to be
+    /// exactly its outputs in output order.
+    pub(crate) fn in_order_from(&self, call: u32) -> Option<u32> {
+        Some(self.in_order_from[call as usize]).filter(|&r| r != NO_RECORD)
     }
 
     pub(crate) fn call(&self, index: u32) -> &crate::evidence::Call {
@@ -523,8 +577,10 @@ impl<'a> CallIndex<'a> {
             at_edge: exit > close || self.edge.any_overlapping(enter, exit),
             unknown: false,
             producers: HullProducers::None,
+            alone: true,
         };
         for n in self.overlapping_writers(p) {
+            hull.alone = false;
             let c = self.call(n);
             hull.start = hull.start.min(c.enter_ns);
             hull.end = hull.end.max(c.exit_ns.max(c.enter_ns));
@@ -547,10 +603,7 @@ impl<'a> CallIndex<'a> {
         let call = self.call(p);
         let (enter, exit) = (call.enter_ns, call.exit_ns.max(call.enter_ns));
         let hull = self.hull(p);
-        !hull.at_edge
-            && hull.start == enter
-            && hull.end == exit
-            && self.overlapping_writers(p).next().is_none()
+        !hull.at_edge && hull.start == enter && hull.end == exit && hull.alone
     }
 
     pub(crate) fn has_edges(&self) -> bool {

@@ -21,13 +21,16 @@ use super::captures::Captures;
 use super::presence::Presence;
 use super::roles;
 use activity_store::BuildCorrelationHasher;
-use activity_store::{Attributable, CopyDirection, FastMap, FinalisedWindow, LaunchLink};
+use activity_store::{
+    ApiCallFrame, Attributable, CopyDirection, FastMap, FinalisedWindow, LaunchLink,
+};
 use dashmap::DashMap;
 use graph_attribution::{
     attribute_window, Assumptions, BlitKind, Call, CallWork, Direction, ExecContents, ExecHandle,
     ExecIdentity, GraphKey, GraphStructure, KernelShape, KeyVerdict, LaunchCall, LaunchTracker,
     LinkVerdict, Observation, Observed, SessionMemory, TrackerConfig, WindowEvidence,
 };
+use std::cell::OnceCell;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
@@ -385,23 +388,16 @@ impl Attribution {
         let attributed = attribute_window(&evidence, &mut lock(&self.memory));
 
         // Each call's CPU side, for records linked to another call than the
-        // one that processed them.
-        let links: FastMap<u64, CpuSide> = window
-            .api_calls
-            .rows()
-            .map(|c| {
-                (
-                    c.correlation_id,
-                    (c.external_id_default, c.external_id_user, c.stream),
-                )
-            })
-            .collect();
+        // one that processed them: built only if one is (a window whose
+        // calls each processed their own records, as most do, never needs
+        // it, and an eager window has a call per record).
+        let cpu_sides = CpuSides::new(&window.api_calls);
         let (kernel_keys, copy_keys) = attributed.keys.split_at(window.kernels.len());
         let (kernel_links, copy_links) = attributed.links.split_at(window.kernels.len());
         fill_keys(&mut window.kernels, kernel_keys);
         fill_keys(&mut window.copies, copy_keys);
-        fill_links(&mut window.kernels, kernel_links, &links);
-        fill_links(&mut window.copies, copy_links, &links);
+        fill_links(&mut window.kernels, kernel_links, &cpu_sides);
+        fill_links(&mut window.copies, copy_links, &cpu_sides);
 
         let summary = &attributed.summary;
         let level = if summary.withheld() > 0 {
@@ -444,6 +440,39 @@ fn assumptions_from_env() -> Assumptions {
 /// External id, stream).
 type CpuSide = (Option<u64>, Option<u64>, Option<u64>);
 
+/// The window's calls' CPU sides by correlation id, indexed the first time
+/// one is asked for.
+struct CpuSides<'a> {
+    calls: &'a ApiCallFrame,
+    by_correlation: OnceCell<FastMap<u64, CpuSide>>,
+}
+
+impl<'a> CpuSides<'a> {
+    fn new(calls: &'a ApiCallFrame) -> Self {
+        CpuSides {
+            calls,
+            by_correlation: OnceCell::new(),
+        }
+    }
+
+    fn of(&self, correlation_id: u64) -> Option<CpuSide> {
+        self.by_correlation
+            .get_or_init(|| {
+                self.calls
+                    .rows()
+                    .map(|c| {
+                        (
+                            c.correlation_id,
+                            (c.external_id_default, c.external_id_user, c.stream),
+                        )
+                    })
+                    .collect()
+            })
+            .get(&correlation_id)
+            .copied()
+    }
+}
+
 fn direction(d: CopyDirection) -> Option<Direction> {
     Some(match d {
         CopyDirection::HostToHost => Direction::HostToHost,
@@ -477,14 +506,14 @@ fn fill_keys(frame: &mut impl Attributable, keys: &[KeyVerdict]) {
 
 /// A linked record takes its call's CPU side (External ids, stream); an
 /// unlinked one keeps none, rather than a link that may be another call's.
-fn fill_links(frame: &mut impl Attributable, links: &[LinkVerdict], calls: &FastMap<u64, CpuSide>) {
+fn fill_links(frame: &mut impl Attributable, links: &[LinkVerdict], calls: &CpuSides<'_>) {
     for (row, link) in links.iter().enumerate() {
         let linked = link.correlation_id();
         if linked == frame.launch_correlation_id(row) {
             continue;
         }
         let (default, user, stream) = linked
-            .and_then(|c| calls.get(&c).copied())
+            .and_then(|c| calls.of(c))
             .unwrap_or((None, None, None));
         frame.set_link(
             row,

@@ -29,18 +29,152 @@ pub(crate) fn possibly_full(
     slots: u64,
 ) -> FxHashSet<u64> {
     let limit = (slots / 4).max(1) as usize;
-    // Per queue, when each record may have entered and when it left.
-    let mut spans: FxHashMap<u64, (Vec<u64>, Vec<u64>)> = FxHashMap::default();
-    for (r, o) in observations.iter().enumerate() {
-        if o.dispatch_id.is_none() {
-            continue; // engine copies take no queue slot
-        }
-        let from = index.processed_by(r).map_or(0, |c| index.call(c).enter_ns);
-        let (arrivals, departures) = spans.entry(o.queue_id).or_default();
-        arrivals.push(from.min(o.end_ns));
-        departures.push(o.end_ns);
+    let mut sweep = InOrder::new(limit);
+    if each_span(index, observations, |queue, arrival, departure| {
+        sweep.add(queue, arrival, departure)
+    }) {
+        return sweep.full();
     }
-    spans
+    let mut spans = Vec::new();
+    each_span(index, observations, |queue, arrival, departure| {
+        spans.push((queue, arrival, departure));
+        true
+    });
+    sorted(spans.into_iter(), limit)
+}
+
+/// Calls `f` with each queued record's queue, when it may have entered (its
+/// processing call's ENTER, or the window's opening) and when it left,
+/// until `f` returns false; returns whether it never did.
+fn each_span(
+    index: &CallIndex<'_>,
+    observations: &[Observation],
+    mut f: impl FnMut(u64, u64, u64) -> bool,
+) -> bool {
+    for (records, call) in index.processed_runs() {
+        let from = call.map_or(0, |c| index.call(c).enter_ns);
+        for o in &observations[records] {
+            // Engine copies take no queue slot.
+            if o.dispatch_id.is_some() && !f(o.queue_id, from.min(o.end_ns), o.end_ns) {
+                return false;
+            }
+        }
+    }
+    true
+}
+
+/// One queue's records so far, while they arrive and leave in order.
+struct InFlight {
+    queue: u64,
+    last_arrival: u64,
+    /// Departures, in order: those from `left` on may still be in flight.
+    departures: Vec<u64>,
+    left: usize,
+    /// `limit` were in flight at once.
+    full: bool,
+}
+
+/// [`sorted`] in one pass and no sorting, for spans whose arrivals and
+/// departures each come in time order on their queue (a window's records
+/// mostly do: calls in order, a queue processed in slot order): the
+/// records in flight are then a queue of their own, the oldest leaving
+/// first.
+struct InOrder {
+    limit: usize,
+    /// A window uses a few queues; a launch's records mostly share one,
+    /// so the last one (`at`) is tried first.
+    queues: Vec<InFlight>,
+    at: usize,
+}
+
+impl InOrder {
+    fn new(limit: usize) -> InOrder {
+        InOrder {
+            limit,
+            queues: Vec::new(),
+            at: 0,
+        }
+    }
+
+    /// Adds one span; false when it is out of order on its queue (the
+    /// answer is then [`sorted`]'s to give).
+    #[inline]
+    fn add(&mut self, queue: u64, arrival: u64, departure: u64) -> bool {
+        if self.queues.get(self.at).is_none_or(|q| q.queue != queue) {
+            self.at = match self.queues.iter().position(|q| q.queue == queue) {
+                Some(i) => i,
+                None => {
+                    self.queues.push(InFlight {
+                        queue,
+                        last_arrival: 0,
+                        departures: Vec::new(),
+                        left: 0,
+                        full: false,
+                    });
+                    self.queues.len() - 1
+                }
+            };
+        }
+        let q = &mut self.queues[self.at];
+        if q.full {
+            // More spans only add depth: the queue stays full whatever
+            // their order.
+            return true;
+        }
+        if arrival < q.last_arrival || q.departures.last().is_some_and(|&d| departure < d) {
+            return false;
+        }
+        q.last_arrival = arrival;
+        // Spans touching at one instant overlap: only those that left
+        // before this one arrived are out.
+        while q.departures.get(q.left).is_some_and(|&d| d < arrival) {
+            q.left += 1;
+        }
+        if q.departures.len() == q.departures.capacity() && q.left * 2 > q.departures.len() {
+            // What left is never read again: rather than grow, keep memory
+            // to what may be in flight.
+            q.departures.drain(..q.left);
+            q.left = 0;
+        }
+        q.departures.push(departure);
+        if q.departures.len() - q.left >= self.limit {
+            q.full = true;
+            q.departures = Vec::new();
+        }
+        true
+    }
+
+    fn full(self) -> FxHashSet<u64> {
+        self.queues
+            .into_iter()
+            .filter(|q| q.full)
+            .map(|q| q.queue)
+            .collect()
+    }
+}
+
+/// The queues [`InOrder`] finds full, or `None` if a span is out of order.
+#[cfg(test)]
+fn in_order(spans: impl Iterator<Item = (u64, u64, u64)>, limit: usize) -> Option<FxHashSet<u64>> {
+    let mut sweep = InOrder::new(limit);
+    for (queue, arrival, departure) in spans {
+        if !sweep.add(queue, arrival, departure) {
+            return None;
+        }
+    }
+    Some(sweep.full())
+}
+
+/// Queues on which `limit` spans were in flight at once, from spans in any
+/// order.
+fn sorted(spans: impl Iterator<Item = (u64, u64, u64)>, limit: usize) -> FxHashSet<u64> {
+    let mut by_queue: FxHashMap<u64, (Vec<u64>, Vec<u64>)> = FxHashMap::default();
+    for (queue, arrival, departure) in spans {
+        let (arrivals, departures) = by_queue.entry(queue).or_default();
+        arrivals.push(arrival);
+        departures.push(departure);
+    }
+    by_queue
         .into_iter()
         .filter(|(_, (arrivals, _))| arrivals.len() >= limit)
         .filter_map(|(queue, (arrivals, departures))| {
@@ -84,6 +218,50 @@ mod tests {
             deepest = deepest.max(depth);
         }
         deepest as usize
+    }
+
+    #[test]
+    fn spans_in_order_give_the_queues_sorting_gives() {
+        let mut seed = 3u64;
+        let mut next = |m: u64| {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (seed >> 33) % m
+        };
+        let mut compared = 0;
+        for round in 0..2_000 {
+            let n = next(60) as usize;
+            let queues = 1 + next(3);
+            // Mostly in order per queue (times that only grow), sometimes
+            // not: then the one-pass check must give up.
+            let shuffled = round % 4 == 0;
+            let mut clock = vec![(0u64, 0u64); queues as usize];
+            let spans: Vec<(u64, u64, u64)> = (0..n)
+                .map(|_| {
+                    let q = next(queues);
+                    let c = &mut clock[q as usize];
+                    let arrival = if shuffled { next(50) } else { c.0 + next(4) };
+                    let departure = if shuffled {
+                        arrival + next(20)
+                    } else {
+                        (c.1 + next(3)).max(arrival + next(6))
+                    };
+                    *c = (arrival, departure);
+                    (0x100 + q, arrival, departure)
+                })
+                .collect();
+            let limit = 1 + next(8) as usize;
+            let want = sorted(spans.iter().copied(), limit);
+            match in_order(spans.iter().copied(), limit) {
+                Some(got) => {
+                    assert_eq!(got, want, "limit {limit}: {spans:?}");
+                    compared += 1;
+                }
+                None => assert!(shuffled, "in-order spans refused: {spans:?}"),
+            }
+        }
+        assert!(compared > 1_000);
     }
 
     #[test]

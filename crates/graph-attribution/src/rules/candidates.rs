@@ -194,6 +194,24 @@ fn launch_run(
     }
     let (_, exec) = index.keyed_launch(p)?;
     let first = next[p as usize];
+    // Rule 7 found the launch's records to be its outputs in order, from
+    // here: each is then the one output at its place (when every output is
+    // a kernel the exec runs once with that shape), so the loop below
+    // would take them all and stop after them.
+    if first == 0
+        && index.in_order_from(p) == Some(r as u32)
+        && exec.all_sole_kernels
+        && overflowing.is_empty()
+    {
+        let len = exec.outputs.len() as u32;
+        next[p as usize] = len;
+        return (len > 0).then_some(LaunchRun {
+            start: r as u32,
+            len,
+            call: p,
+            first: 0,
+        });
+    }
     let mut run = 0;
     for (i, o) in observations[r..].iter().enumerate() {
         let k = first + run;
@@ -294,16 +312,32 @@ fn dedup(sorted: &mut [Slot]) -> usize {
     kept
 }
 
+/// Rules 2 and 3's verdicts for a window's records.
+pub(crate) struct Decided {
+    pub keys: Vec<KeyVerdict>,
+    pub links: Vec<LinkVerdict>,
+    /// Some verdict is one rules 4, 5 and 8 to 10 may still settle.
+    pub any_open: bool,
+}
+
+/// Is a verdict one that rules 4, 5 and 8 to 10 may still settle (its
+/// candidates were all known, only too many)?
+fn open(key: &KeyVerdict, link: &LinkVerdict) -> bool {
+    matches!(
+        key,
+        KeyVerdict::Withheld(Reason::Ambiguous | Reason::RepeatedKernel)
+    ) || matches!(link, LinkVerdict::Unlinked(Reason::SeveralCalls))
+}
+
 /// Rules 2 and 3 for every record: a launch run's records at once (each
-/// its own node, all the launch's call), the others one by one.
-pub(crate) fn decide_all(
-    index: &CallIndex<'_>,
-    candidates: &Candidates,
-) -> (Vec<KeyVerdict>, Vec<LinkVerdict>) {
+/// its own node, all the launch's call: never open), the others one by
+/// one.
+pub(crate) fn decide_all(index: &CallIndex<'_>, candidates: &Candidates) -> Decided {
     let n = candidates.len();
     let mut keys = Vec::with_capacity(n);
     let mut links = Vec::with_capacity(n);
     let mut runs = candidates.runs().iter().peekable();
+    let mut any_open = false;
     let mut r = 0;
     while r < n {
         if let Some(run) = runs.next_if(|run| run.start as usize == r) {
@@ -323,12 +357,17 @@ pub(crate) fn decide_all(
             r += run.len as usize;
         } else {
             let (key, link) = decide(index, candidates.get(r));
+            any_open |= open(&key, &link);
             keys.push(key);
             links.push(link);
             r += 1;
         }
     }
-    (keys, links)
+    Decided {
+        keys,
+        links,
+        any_open,
+    }
 }
 
 /// Rules 2 and 3 for one record, from its candidates (rule 1): its key and

@@ -28,14 +28,36 @@ pub(crate) fn contradicted(
         let Some((g, _)) = index.keyed_launch(call) else {
             continue;
         };
-        if index.isolated(call)
-            && !produces_exactly(index.outputs(call), grouped.of(call), observations)
-            && !out.contains(&g)
-        {
-            out.push(g);
+        if !index.isolated(call) {
+            continue;
+        }
+        let records = grouped.of(call);
+        match produces_exactly(index.outputs(call), records.clone(), observations) {
+            Match::InOrder => {
+                // Rule 1 may then take the launch's records whole
+                // (`candidates::launch_run`).
+                if let Records::Run(run) = records {
+                    index.found_in_order(call, run.start);
+                }
+            }
+            Match::Exactly => {}
+            Match::Not => {
+                if !out.contains(&g) {
+                    out.push(g);
+                }
+            }
         }
     }
     out
+}
+
+/// How a launch's records match its outputs.
+enum Match {
+    /// One to one, each record the output at its place.
+    InOrder,
+    /// One to one, in another order.
+    Exactly,
+    Not,
 }
 
 /// Each launch's records (indices into the observations).
@@ -78,25 +100,22 @@ impl ExactSizeIterator for Records<'_> {}
 impl Grouped {
     fn by_launch(index: &CallIndex<'_>, observations: &[Observation]) -> Grouped {
         let calls = index.produces.len();
-        let launch_of = |r: usize| {
-            index
-                .processed_by(r)
-                .filter(|&c| index.keyed_launch(c).is_some())
-        };
-        // One pass: is every launch's set of records one run?
+        let is_launch = |c: u32| index.keyed_launch(c).is_some();
+        let launch_of = |r: usize| index.processed_by(r).filter(|&c| is_launch(c));
+        // One pass over the runs of records each call processed: is every
+        // launch's set of records one run?
         let mut runs = vec![(0u32, 0u32); calls];
         let mut together = true;
-        for r in 0..observations.len() {
-            if let Some(c) = launch_of(r) {
-                let run = &mut runs[c as usize];
-                if run.1 == run.0 {
-                    *run = (r as u32, r as u32 + 1);
-                } else if run.1 == r as u32 {
-                    run.1 += 1;
-                } else {
-                    together = false;
-                    break;
-                }
+        for (range, call) in index.processed_runs() {
+            let Some(c) = call.filter(|&c| is_launch(c)) else {
+                continue;
+            };
+            let run = &mut runs[c as usize];
+            if run.1 == run.0 {
+                *run = (range.start as u32, range.end as u32);
+            } else {
+                together = false;
+                break;
             }
         }
         if together {
@@ -136,28 +155,36 @@ impl Grouped {
 }
 
 /// Can the records (indices into `observations`) be matched one to one
-/// with the outputs?
+/// with the outputs, and are they in output order?
 fn produces_exactly(
     outputs: &[Produced],
     records: Records<'_>,
     observations: &[Observation],
-) -> bool {
+) -> Match {
     if outputs.len() != records.len() {
-        return false;
+        return Match::Not;
     }
     let observed = |r: u32| &observations[r as usize].observed;
     // A launch's records mostly arrive in node order: then each is its
     // output, and no count is needed.
-    let in_order = outputs
-        .iter()
-        .zip(records.clone())
-        .all(|(p, r)| match p.output {
-            Output::Kernel(shape) => *observed(r) == Observed::Kernel(shape),
-            Output::Blit(kind) => *observed(r) == Observed::Blit(kind),
-            Output::BlitOrCopy { .. } => false,
-        });
+    let at_its_place = |p: &Produced, o: &Observed| match p.output {
+        Output::Kernel(shape) => *o == Observed::Kernel(shape),
+        Output::Blit(kind) => *o == Observed::Blit(kind),
+        Output::BlitOrCopy { .. } => false,
+    };
+    let in_order = match &records {
+        // One run (as a launch's records mostly are): read it in place.
+        Records::Run(run) => outputs
+            .iter()
+            .zip(&observations[run.start as usize..run.end as usize])
+            .all(|(p, o)| at_its_place(p, &o.observed)),
+        Records::Listed(_) => outputs
+            .iter()
+            .zip(records.clone())
+            .all(|(p, r)| at_its_place(p, observed(r))),
+    };
     if in_order {
-        return true;
+        return Match::InOrder;
     }
     // Exact outputs (kernels, fills, device copies), and the copies that may
     // have become a copy blit or an engine copy.
@@ -187,7 +214,7 @@ fn produces_exactly(
             }
             Observed::Kernel(_) | Observed::Blit(_) => match exact.get_mut(r) {
                 Some(n) if *n > 0 => *n -= 1,
-                _ => return false,
+                _ => return Match::Not,
             },
             Observed::Copy { direction, bytes } => {
                 if let Some(n) = specific.get_mut(&(direction, bytes)).filter(|n| **n > 0) {
@@ -195,11 +222,15 @@ fn produces_exactly(
                 } else if let Some(n) = any_direction.get_mut(&bytes).filter(|n| **n > 0) {
                     *n -= 1;
                 } else {
-                    return false;
+                    return Match::Not;
                 }
                 alternatives -= 1;
             }
         }
     }
-    exact.values().all(|&n| n == 0) && copy_blits == alternatives
+    if exact.values().all(|&n| n == 0) && copy_blits == alternatives {
+        Match::Exactly
+    } else {
+        Match::Not
+    }
 }

@@ -544,11 +544,18 @@ impl<'a> CallIndex<'a> {
     }
 
     /// Output `k` of call `call`, if it is the only output of the call a
-    /// record `observed` may be (`ResolvedExec::only_output`).
+    /// record `observed` may be (`ResolvedExec::only_output`; an eager
+    /// kernel launch's one output).
     #[inline]
     pub(crate) fn only_output(&self, call: u32, k: u32, observed: &Observed) -> Option<u32> {
         match &self.produces[call as usize] {
             Produces::Graph { exec, .. } => exec.only_output(k, observed),
+            Produces::Eager(
+                p @ Produced {
+                    output: Output::Kernel(_),
+                    ..
+                },
+            ) => (k == 0 && p.output.matches(observed)).then_some(0),
             _ => None,
         }
     }

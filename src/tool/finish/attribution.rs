@@ -361,18 +361,19 @@ impl Attribution {
             });
         }
         let mut works: FastMap<u64, CallWork> = works.into_iter().collect();
-        let calls: Vec<Call> = window
-            .api_calls
-            .rows()
-            .map(|row| Call {
-                correlation_id: row.correlation_id,
-                thread_id: row.thread_id,
-                enter_ns: row.start_ns,
-                exit_ns: row.end_ns,
-                stream: row.stream,
+        // The six columns a call needs, not whole rows (an eager window has
+        // a call per record).
+        let a = &window.api_calls;
+        let calls: Vec<Call> = (0..a.len())
+            .map(|i| Call {
+                correlation_id: a.correlation_id()[i],
+                thread_id: a.thread_id()[i],
+                enter_ns: a.start_ns()[i],
+                exit_ns: a.end_ns()[i],
+                stream: a.stream()[i],
                 work: works
-                    .remove(&row.correlation_id)
-                    .unwrap_or_else(|| roles::work_of_role(roles::role(row.operation))),
+                    .remove(&a.correlation_id()[i])
+                    .unwrap_or_else(|| roles::work_of_role(roles::role(a.operation()[i]))),
             })
             .collect();
         let evidence = WindowEvidence {

@@ -150,6 +150,14 @@ impl Ledger {
         self.lock().outstanding_in(window, stop_ns)
     }
 
+    /// The window `correlation_id` was issued in, while it is in flight.
+    pub(crate) fn window_of(&self, correlation_id: u64) -> Option<WindowId> {
+        self.lock()
+            .in_flight
+            .get(&correlation_id)
+            .map(|issued| issued.window)
+    }
+
     /// Forgets the window's in-flight ids once it is handed out; returns how
     /// many of them were issued by its stop. Their late retirements are then
     /// ignored.

@@ -9,20 +9,19 @@
 //! | limit reservation, drop counters | atomics | pushes |
 //! | open window id | atomic | `capture_for_api_call`, `record_stream` |
 //! | correlation -> stream / external ids | `DashMap` (sharded locks) | API-call callbacks; finalise |
-//! | in-flight correlation ids | `Mutex` + `Condvar` | `issue`, `retire`, waiters |
+//! | in-flight correlation ids and their windows | `Mutex` + `Condvar` | `issue`, `retire`, waiters; a push (its records' routes) |
 //! | external id stacks | thread-local | `push_external` / `pop_external` |
 //!
 //! Locks are never nested except shard-inside-table-read (a push holds the
 //! table's read lock while it appends, which is what makes finalisation
 //! exact: once finalise holds the write lock and has taken the window out,
 //! no append to it is in progress and every later record for its range is
-//! counted as late), the route and link maps inside table-read (a push
-//! looks its records' routes up, and a link is recorded only while its
-//! window is pending, so none outlives its window), and
-//! ledger-inside-table-write (finalise counts the window's outstanding ids
-//! at the instant it takes the window out). The ledger is otherwise taken
-//! with no other lock held, and no map lock is held while taking one of
-//! ours. Every lock recovers from poisoning: the guarded data is updated by
+//! counted as late), the link map inside table-read (a link is recorded
+//! only while its window is pending, so none outlives its window), and
+//! the ledger inside table-read or table-write (a push looks its records'
+//! routes up in it; finalise counts the window's outstanding ids at the
+//! instant it takes the window out). The ledger is otherwise taken with no
+//! other lock held, and no map lock is held while taking one of ours. Every lock recovers from poisoning: the guarded data is updated by
 //! single calls that leave it consistent, and a profiler must not turn one
 //! panic into a crash of the application's threads.
 
@@ -30,12 +29,9 @@ use std::sync::atomic::Ordering;
 use std::sync::PoisonError;
 use std::time::{Duration, Instant};
 
-use dashmap::DashMap;
-
 use crate::completeness::{Completeness, Ledger};
 use crate::drops::{DropCounters, DropCounts, DropReason};
 use crate::finalise::{self, FinalisedWindow};
-use crate::hash::BuildCorrelationHasher;
 use crate::linkage::{self, CorrelationLinks, ExternalDomain};
 use crate::records::{GraphLaunch, HipApiCall, KernelDispatch, MemoryCopy};
 use crate::staging::Staged;
@@ -89,10 +85,10 @@ pub struct ActivityStore {
     /// all work outside windows without touching the table's lock.
     open_window: AtomicU64,
     links: CorrelationLinks,
+    /// Correlation ids in flight, each with the window its API call was
+    /// issued in (from `issue` until `retire`): what completeness waits
+    /// for, and where device work is staged (its launch's window).
     ledger: Ledger,
-    /// Correlation id -> the window its API call was issued in, from `issue`
-    /// until `retire`: device work is staged in its launch's window.
-    routes: DashMap<u64, WindowId, BuildCorrelationHasher>,
     drops: DropCounters,
 }
 
@@ -112,7 +108,6 @@ impl ActivityStore {
             open_window: AtomicU64::new(0),
             links: CorrelationLinks::default(),
             ledger: Ledger::default(),
-            routes: DashMap::default(),
             drops: DropCounters::default(),
         }
     }
@@ -196,7 +191,6 @@ impl ActivityStore {
             let outstanding = self.ledger.abandon(id, stop_ns);
             (window, stop_ns, pending, outstanding)
         };
-        self.routes.retain(|_, window| *window != id);
         let over_limit = window.over_limit.load(Ordering::Relaxed);
         let unplaced = window.unplaced.load(Ordering::Relaxed) as usize;
         let built = finalise::build(window.staging.into_shards(), stop_ns, &self.links);
@@ -242,7 +236,7 @@ impl ActivityStore {
             &table,
             records,
             self.max_records.load(Ordering::Relaxed),
-            |correlation_id| self.routes.get(&correlation_id).map(|window| *window),
+            |correlation_id| self.ledger.window_of(correlation_id),
             |reason, count| self.drops.add(reason, count),
         );
     }
@@ -362,14 +356,12 @@ impl ActivityStore {
             table.note_issued(window, correlation_id);
             drop(table);
             self.ledger.issue(correlation_id, window, at_ns);
-            self.routes.insert(correlation_id, window);
         }
     }
 
     /// Called on each CORRELATION_ID_RETIREMENT record, after the records of
     /// the same buffer have been pushed: all of the id's work is delivered.
     pub fn retire(&self, correlation_id: u64) {
-        self.routes.remove(&correlation_id);
         self.ledger.retire(correlation_id);
     }
 
@@ -412,6 +404,6 @@ impl ActivityStore {
     /// ids); bounded by the pending windows' launches, zero once every
     /// window is finalised.
     pub fn resident_correlations(&self) -> usize {
-        self.links.len() + self.ledger.len() + self.routes.len()
+        self.links.len() + self.ledger.len()
     }
 }

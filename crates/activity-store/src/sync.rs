@@ -3,7 +3,7 @@
 //! real code with Loom's checked primitives in their place. Without
 //! `--cfg loom` these are exactly `std`'s, and `Clock` is `Instant::now()`.
 //!
-//! Not swapped: the `DashMap`s (correlation links and routes) and the
+//! Not swapped: the `DashMap` of correlation links and the
 //! thread-locals (staging shard, external id stacks), which Loom cannot see
 //! into; and `static` counters, which Loom's atomics cannot be. The model
 //! treats each `DashMap` call as one indivisible step between the checked

@@ -16,8 +16,8 @@
 //! its own timeout). The model threads explore every place that step can
 //! fall.
 //!
-//! Not modelled: the `DashMap`s (routes, correlation links) are opaque to
-//! Loom, so each call on them is one indivisible step between the modelled
+//! Not modelled: the `DashMap` of correlation links is opaque to Loom, so
+//! each call on it is one indivisible step between the modelled
 //! ones; staging runs with one shard (the shard is picked by a thread-local,
 //! which Loom's threads would share); the external id stacks are not used.
 //!

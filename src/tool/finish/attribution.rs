@@ -17,14 +17,13 @@
 //! external correlation service) and emits its answers as they are: the
 //! first round's method, kept so its failure under shared queues can be
 //! shown.
+use super::call_works::CallWorks;
 use super::captures::Captures;
 use super::presence::Presence;
 use super::roles;
-use activity_store::BuildCorrelationHasher;
 use activity_store::{
     ApiCallFrame, Attributable, CopyDirection, FastMap, FinalisedWindow, LaunchLink,
 };
-use dashmap::DashMap;
 use graph_attribution::{
     attribute_window, Assumptions, BlitKind, Call, CallWork, Direction, ExecContents, ExecHandle,
     ExecIdentity, GraphKey, GraphStructure, KernelShape, KeyVerdict, LaunchCall, LaunchTracker,
@@ -102,8 +101,8 @@ pub struct Attribution {
     stubs: RwLock<FastMap<u64, u64>>,
     /// Kernel ids of the runtime's blit kernels, and which kind each is.
     blits: RwLock<FastMap<u64, BlitKind>>,
-    /// Device work of the calls of open windows, by correlation id.
-    works: DashMap<u64, CallWork, BuildCorrelationHasher>,
+    /// Device work of the calls of open windows.
+    works: CallWorks,
     presence: Presence,
     memory: Mutex<SessionMemory>,
     last_correlation_id: AtomicU64,
@@ -134,7 +133,7 @@ impl Attribution {
             captures: Captures::default(),
             stubs: RwLock::new(FastMap::default()),
             blits: RwLock::new(FastMap::default()),
-            works: DashMap::default(),
+            works: CallWorks::default(),
             presence: Presence::default(),
             memory: Mutex::new(SessionMemory::with_assumptions(assumptions_from_env())),
             last_correlation_id: AtomicU64::new(0),
@@ -200,9 +199,9 @@ impl Attribution {
     }
 
     /// The device work of a call issued inside a window.
-    pub fn record_work(&self, correlation_id: u64, work: CallWork) {
+    pub fn record_work(&self, call: LaunchCall, work: CallWork) {
         if !matches!(work, CallWork::NoDevice) {
-            self.works.insert(correlation_id, work);
+            self.works.record(call.thread_id, call.correlation_id, work);
         }
     }
 
@@ -249,17 +248,7 @@ impl Attribution {
         complete: bool,
         calls_complete: bool,
     ) -> Attributed {
-        // The window's calls' work, taken out in one pass over the map
-        // (a lookup and a removal per call cost several times more, and an
-        // eager window has a call per kernel).
-        let mut works: Vec<(u64, CallWork)> = Vec::new();
-        self.works.retain(|&c, work| {
-            if c > span.last_correlation_id {
-                return true;
-            }
-            works.push((c, std::mem::replace(work, CallWork::NoDevice)));
-            false
-        });
+        let works = self.works.take_through(span.last_correlation_id);
         // Calls in flight at the window's start, and those still in flight
         // now (whose records have not arrived), are edges of its evidence.
         let mut open_edge = self.presence.take_open_edge(span.opened_ns);

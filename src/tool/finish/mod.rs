@@ -4,6 +4,7 @@
 //! above reads SDK calls into this evidence.
 pub mod activities;
 pub mod attribution;
+mod call_works;
 pub mod captures;
 pub mod counters;
 pub mod devices;

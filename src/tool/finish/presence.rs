@@ -10,7 +10,8 @@
 //! session, not only inside windows.
 //!
 //! Cost: per packet-writing call, two relaxed atomic stores to this
-//! thread's slot; a new thread takes the registry lock once.
+//! thread's slot (and the edges' lock at EXIT only for a call that was in
+//! flight when a window opened); a new thread takes the registry lock once.
 
 use graph_attribution::Span;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -37,6 +38,9 @@ pub struct Presence {
     /// Windows opened and not yet finished (a window can be finished after
     /// the next one opened).
     edges: Mutex<Vec<Edge>>,
+    /// When the last window opened: a call that entered after it is in no
+    /// window's opening edge, so its EXIT takes no lock.
+    last_opened_ns: AtomicU64,
 }
 
 thread_local! {
@@ -48,36 +52,38 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 impl Presence {
-    fn slot(&self, thread_id: u64) -> Option<Arc<Slot>> {
+    /// `f` of this thread's slot (registered on its first call).
+    fn with_slot<R>(&self, thread_id: u64, f: impl FnOnce(&Slot) -> R) -> Option<R> {
         SLOT.try_with(|cell| {
-            cell.get_or_init(|| {
+            f(cell.get_or_init(|| {
                 let slot = Arc::new(Slot {
                     thread_id,
                     entered_ns: AtomicU64::new(0),
                 });
                 lock(&self.slots).push(slot.clone());
                 slot
-            })
-            .clone()
+            }))
         })
         .ok()
     }
 
     /// A packet-writing call entered on this thread at `now_ns`.
     pub fn entered(&self, thread_id: u64, now_ns: u64) {
-        if let Some(slot) = self.slot(thread_id) {
-            slot.entered_ns.store(now_ns.max(1), Ordering::Relaxed);
-        }
+        self.with_slot(thread_id, |slot| {
+            slot.entered_ns.store(now_ns.max(1), Ordering::Relaxed)
+        });
     }
 
     /// That call exited at `now_ns`: if it was in flight when the open window
     /// opened, its span is complete.
     pub fn exited(&self, thread_id: u64, now_ns: u64) {
-        let Some(slot) = self.slot(thread_id) else {
-            return;
-        };
-        let entered = slot.entered_ns.swap(0, Ordering::Relaxed);
-        if entered == 0 {
+        // SeqCst here and where a window opens: if that opening read this
+        // call as in flight, this load sees when it opened (x86 pays
+        // nothing more for it: the swap is a locked instruction anyway).
+        let entered = self
+            .with_slot(thread_id, |slot| slot.entered_ns.swap(0, Ordering::SeqCst))
+            .unwrap_or(0);
+        if entered == 0 || entered >= self.last_opened_ns.load(Ordering::SeqCst) {
             return;
         }
         for edge in lock(&self.edges).iter_mut() {
@@ -93,6 +99,9 @@ impl Presence {
 
     /// A window opens at `now_ns`: remember every call in flight.
     pub fn window_opened(&self, now_ns: u64) {
+        // Before the calls in flight are read: a call that exits after
+        // that read then looks for the edge.
+        self.last_opened_ns.fetch_max(now_ns, Ordering::SeqCst);
         let spans = self.in_flight();
         lock(&self.edges).push(Edge {
             opened_ns: now_ns,
@@ -105,7 +114,7 @@ impl Presence {
     pub fn in_flight(&self) -> Vec<Span> {
         lock(&self.slots)
             .iter()
-            .filter_map(|slot| match slot.entered_ns.load(Ordering::Relaxed) {
+            .filter_map(|slot| match slot.entered_ns.load(Ordering::SeqCst) {
                 0 => None,
                 entered => Some(Span {
                     thread_id: slot.thread_id,

@@ -36,7 +36,7 @@ pub fn on_hip_api(
                 |exec| attribution.graph_launch_work(exec),
             )
         };
-        attribution.record_work(call.correlation_id, work);
+        attribution.record_work(call, work);
     }
     // SAFETY: the retval member is plain data.
     let succeeded = exit && unsafe { data.retval.hipError_t_retval } == HIP_SUCCESS;

@@ -165,6 +165,9 @@ impl Ledger {
         let mut state = self.lock();
         let outstanding = state.outstanding_in(window, stop_ns);
         state.in_flight.retain(|_, issued| issued.window != window);
+        // A window whose buffers were flushed late had every id in flight
+        // at once: give that room back rather than keep it for the session.
+        state.in_flight.shrink_to_fit();
         outstanding
     }
 

@@ -160,6 +160,7 @@ impl CorrelationLinks {
             let next = WindowId(entry.window.0 + 1);
             pending.contains(&entry.window) || pending.contains(&next)
         });
+        self.entries.shrink_to_fit();
     }
 
     pub(crate) fn len(&self) -> usize {

@@ -139,13 +139,7 @@ mod tests {
         assert!(iv.any_overlapping(20, 20), "touching counts");
         // Queries in any order, each searching from where the last ended,
         // find what a full search finds.
-        let mut seed = 11u64;
-        let mut next = |m: u64| {
-            seed = seed
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            (seed >> 33) % m
-        };
+        let mut next = crate::test_rng::below(11);
         for n in [0usize, 1, 2, 3, 17, 200] {
             let items: Vec<(u64, u64, u32)> = (0..n as u32)
                 .map(|i| {

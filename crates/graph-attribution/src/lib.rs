@@ -94,6 +94,8 @@ mod launch_stack;
 mod rules;
 pub mod session;
 pub mod structure;
+#[cfg(test)]
+mod test_rng;
 pub mod tracker;
 pub mod verdict;
 pub mod work;

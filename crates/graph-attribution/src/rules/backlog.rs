@@ -222,13 +222,7 @@ mod tests {
 
     #[test]
     fn spans_in_order_give_the_queues_sorting_gives() {
-        let mut seed = 3u64;
-        let mut next = |m: u64| {
-            seed = seed
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            (seed >> 33) % m
-        };
+        let mut next = crate::test_rng::below(3);
         let mut compared = 0;
         for round in 0..2_000 {
             let n = next(60) as usize;
@@ -266,13 +260,7 @@ mod tests {
 
     #[test]
     fn the_deepest_point_is_what_a_sweep_finds() {
-        let mut seed = 7u64;
-        let mut next = |m: u64| {
-            seed = seed
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            (seed >> 33) % m
-        };
+        let mut next = crate::test_rng::below(7);
         for _ in 0..500 {
             let n = 1 + next(40) as usize;
             let spans: Vec<(u64, u64)> = (0..n)

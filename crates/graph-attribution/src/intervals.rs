@@ -61,44 +61,11 @@ impl Intervals {
     }
 
     /// How many intervals start at or before `b`, searched outward from
-    /// the last query's answer (exponential steps, then a binary search in
-    /// the last step).
+    /// the last query's answer.
     fn starting_by(&self, b: u64) -> usize {
-        let starts = &self.starts;
-        let n = starts.len();
-        let from = self.cursor.get().min(n);
-        let (lo, hi) = if from == 0 || starts[from - 1] <= b {
-            // The answer is `from` or later: starts[..lo] are all <= b.
-            let (mut lo, mut step) = (from, 1);
-            let hi = loop {
-                let probe = lo + step - 1;
-                if probe >= n {
-                    break n;
-                }
-                if starts[probe] > b {
-                    break probe;
-                }
-                lo = probe + 1;
-                step *= 2;
-            };
-            (lo, hi)
-        } else {
-            // The answer is before `from`: starts[hi] > b.
-            let (mut hi, mut step) = (from - 1, 1);
-            let lo = loop {
-                if hi < step {
-                    break 0;
-                }
-                let probe = hi - step;
-                if starts[probe] <= b {
-                    break probe + 1;
-                }
-                hi = probe;
-                step *= 2;
-            };
-            (lo, hi)
-        };
-        let end = lo + starts[lo..hi].partition_point(|&s| s <= b);
+        let end = gallop(self.starts.len(), self.cursor.get(), |i| {
+            self.starts[i] <= b
+        });
         self.cursor.set(end);
         end
     }
@@ -108,6 +75,56 @@ impl Intervals {
         // nothing of an empty set.
         !self.ids.is_empty() && self.overlapping(a, b).next().is_some()
     }
+}
+
+/// The partition point of `0..n` under `pred` (true for a prefix, false
+/// after), searched outward from `from`: exponential steps, then a binary
+/// search within the last step. A few comparisons when the answer is near
+/// `from`, as it is for queries made in order.
+pub(crate) fn gallop(n: usize, from: usize, pred: impl Fn(usize) -> bool) -> usize {
+    let from = from.min(n);
+    let (lo, hi) = if from == 0 || pred(from - 1) {
+        // The answer is `from` or later: pred holds below lo.
+        let (mut lo, mut step) = (from, 1);
+        let hi = loop {
+            let probe = lo + step - 1;
+            if probe >= n {
+                break n;
+            }
+            if !pred(probe) {
+                break probe;
+            }
+            lo = probe + 1;
+            step *= 2;
+        };
+        (lo, hi)
+    } else {
+        // The answer is before `from`: pred fails at hi.
+        let (mut hi, mut step) = (from - 1, 1);
+        let lo = loop {
+            if hi < step {
+                break 0;
+            }
+            let probe = hi - step;
+            if pred(probe) {
+                break probe + 1;
+            }
+            hi = probe;
+            step *= 2;
+        };
+        (lo, hi)
+    };
+    // Binary search in lo..hi.
+    let (mut lo, mut hi) = (lo, hi);
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        if pred(mid) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    lo
 }
 
 #[cfg(test)]
@@ -163,5 +180,16 @@ mod tests {
             }
         }
         assert!(!Intervals::new(vec![(5, 6, 0)]).any_overlapping(7, 9));
+    }
+
+    #[test]
+    fn galloping_from_anywhere_finds_the_partition_point() {
+        for n in 0..40usize {
+            for point in 0..=n {
+                for from in 0..=n + 2 {
+                    assert_eq!(gallop(n, from, |i| i < point), point, "n {n} from {from}");
+                }
+            }
+        }
     }
 }

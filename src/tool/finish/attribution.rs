@@ -349,7 +349,24 @@ impl Attribution {
                 end_ns: row.end_ns,
             });
         }
-        let mut works: FastMap<u64, CallWork> = works.into_iter().collect();
+        // In correlation order (each shard is already: a thread's calls
+        // are recorded as they enter, so the sort merges a few runs), and
+        // the window's calls mostly come in that order too: the next call's
+        // work is mostly the next one, else a binary search finds it. No
+        // map built and emptied. A call's work is recorded once, at its
+        // ENTER, and taken once.
+        let mut works: Vec<(u64, Option<CallWork>)> =
+            works.into_iter().map(|(c, w)| (c, Some(w))).collect();
+        works.sort_by_key(|&(c, _)| c);
+        let mut next = 0;
+        let mut work_of = |c: u64| {
+            let i = match works.get(next) {
+                Some(&(w, _)) if w == c => next,
+                _ => works.binary_search_by_key(&c, |&(c, _)| c).ok()?,
+            };
+            next = i + 1;
+            works[i].1.take()
+        };
         // The six columns a call needs, not whole rows (an eager window has
         // a call per record).
         let a = &window.api_calls;
@@ -360,8 +377,7 @@ impl Attribution {
                 enter_ns: a.start_ns()[i],
                 exit_ns: a.end_ns()[i],
                 stream: a.stream()[i],
-                work: works
-                    .remove(&a.correlation_id()[i])
+                work: work_of(a.correlation_id()[i])
                     .unwrap_or_else(|| roles::work_of_role(roles::role(a.operation()[i]))),
             })
             .collect();

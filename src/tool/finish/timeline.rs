@@ -54,7 +54,9 @@ pub enum TimelineCall {
     SetDevice,
 }
 
-static CALLS: Lazy<HashMap<i32, TimelineCall>> = Lazy::new(|| {
+/// By operation id, dense (ids are small): asked at every call's ENTER,
+/// so no hashing.
+static CALLS: Lazy<Vec<Option<TimelineCall>>> = Lazy::new(|| {
     use TimelineCall::*;
     let table: &[(&str, TimelineCall)] = &[
         ("hipMemsetAsync", Memset),
@@ -80,15 +82,24 @@ static CALLS: Lazy<HashMap<i32, TimelineCall>> = Lazy::new(|| {
         ("hipLaunchHostFunc_spt", HostFunc),
         ("hipSetDevice", SetDevice),
     ];
-    table
-        .iter()
-        .filter_map(|(name, kind)| hip_runtime_api_id::by_name(name).map(|op| (op, *kind)))
-        .collect()
+    let mut calls = Vec::new();
+    for (name, kind) in table {
+        if let Some(op) = hip_runtime_api_id::by_name(name).and_then(|op| usize::try_from(op).ok())
+        {
+            if calls.len() <= op {
+                calls.resize(op + 1, None);
+            }
+            calls[op] = Some(*kind);
+        }
+    }
+    calls
 });
 
 /// Which timeline call HIP runtime operation `op` is, if any.
 pub fn timeline_call(op: i32) -> Option<TimelineCall> {
-    CALLS.get(&op).copied()
+    usize::try_from(op)
+        .ok()
+        .and_then(|i| CALLS.get(i).copied().flatten())
 }
 
 /// What a call's arguments say, as the SDK adapter reads them at ENTER.

@@ -172,7 +172,9 @@ struct Launched {
 /// runtime calls. Work whose launching call is unknown is left out; a blit
 /// kernel shown as a memset or copy is not a kernel launch.
 fn launches_of(window: &FinishedWindow) -> FastMap<u64, Launched> {
-    let mut out: FastMap<u64, Launched> = FastMap::default();
+    // Launches are runtime calls: sized once for them, not grown.
+    let mut out: FastMap<u64, Launched> =
+        FastMap::with_capacity_and_hasher(window.runtime.len(), Default::default());
     for (index, kernel) in window.kernels.iter().enumerate() {
         if let Some(correlation) = kernel.correlation {
             let entry = out.entry(correlation).or_default();
@@ -463,7 +465,10 @@ pub fn emit_windows<S: TraceSink>(
                 )?;
             }
         }
-        let mut flows_finished: FastSet<u64> = FastSet::default();
+        // At most a flow per runtime call: sized once, not grown (an eager
+        // window has a call per kernel).
+        let mut flows_finished: FastSet<u64> =
+            FastSet::with_capacity_and_hasher(window.runtime.len(), Default::default());
         let mut last_flow = None;
         let mut kernel_lanes: Vec<Lane> = Vec::with_capacity(window.kernels.len());
         for kernel in &window.kernels {

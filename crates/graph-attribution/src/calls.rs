@@ -303,7 +303,8 @@ pub(crate) struct CallIndex<'a> {
     /// walk these instead of every record.
     processed_runs: Vec<(u32, u32)>,
     /// Per call, the first of its records when rule 7 found them to be
-    /// exactly its outputs, one run in output order (`NO_CALL`: not found).
+    /// exactly its outputs, one run in output order (`NO_RECORD`: not
+    /// found).
     in_order_from: Vec<u32>,
     pub produces: Vec<Produces>,
     writers: Intervals,

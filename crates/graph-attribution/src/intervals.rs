@@ -81,7 +81,7 @@ impl Intervals {
 /// after), searched outward from `from`: exponential steps, then a binary
 /// search within the last step. A few comparisons when the answer is near
 /// `from`, as it is for queries made in order.
-pub(crate) fn gallop(n: usize, from: usize, pred: impl Fn(usize) -> bool) -> usize {
+fn gallop(n: usize, from: usize, pred: impl Fn(usize) -> bool) -> usize {
     let from = from.min(n);
     let (lo, hi) = if from == 0 || pred(from - 1) {
         // The answer is `from` or later: pred holds below lo.

@@ -40,7 +40,7 @@ pub(crate) fn possibly_full(
         spans.push((queue, arrival, departure));
         true
     });
-    sorted(spans.into_iter(), limit)
+    sorted(&spans, limit)
 }
 
 /// Calls `f` with each queued record's queue, when it may have entered (its
@@ -167,9 +167,9 @@ fn in_order(spans: impl Iterator<Item = (u64, u64, u64)>, limit: usize) -> Optio
 
 /// Queues on which `limit` spans were in flight at once, from spans in any
 /// order.
-fn sorted(spans: impl Iterator<Item = (u64, u64, u64)>, limit: usize) -> FxHashSet<u64> {
+fn sorted(spans: &[(u64, u64, u64)], limit: usize) -> FxHashSet<u64> {
     let mut by_queue: FxHashMap<u64, (Vec<u64>, Vec<u64>)> = FxHashMap::default();
-    for (queue, arrival, departure) in spans {
+    for &(queue, arrival, departure) in spans {
         let (arrivals, departures) = by_queue.entry(queue).or_default();
         arrivals.push(arrival);
         departures.push(departure);
@@ -246,7 +246,7 @@ mod tests {
                 })
                 .collect();
             let limit = 1 + next(8) as usize;
-            let want = sorted(spans.iter().copied(), limit);
+            let want = sorted(&spans, limit);
             match in_order(spans.iter().copied(), limit) {
                 Some(got) => {
                     assert_eq!(got, want, "limit {limit}: {spans:?}");

@@ -16,6 +16,7 @@ use graph_attribution::{
     WindowEvidence,
 };
 use kineto_rocm::tool::sdk::decode::{decode, Decoded};
+use kineto_rocm::tool::KERNELS_PER_PUSH;
 use rocprofiler_sys::*;
 use std::collections::HashMap;
 use std::mem::size_of;
@@ -71,16 +72,24 @@ fn buffer() -> Vec<u8> {
     bytes
 }
 
-/// Decodes every kernel-dispatch record of an SDK buffer into `batch`, as
-/// the tool's buffer callback does.
-fn decode_into(bytes: &[u8], batch: &mut Vec<KernelDispatch>) {
+/// Decodes every kernel-dispatch record of an SDK buffer, handing `take`
+/// each slice of them the tool's buffer callback pushes at once
+/// (`KERNELS_PER_PUSH`, decoded into one reused batch).
+fn decode_each(
+    bytes: &[u8],
+    batch: &mut Vec<KernelDispatch>,
+    mut take: impl FnMut(&[KernelDispatch]),
+) {
     let tracing = rocprofiler_buffer_category_t::TRACING.0;
     let kind = rocprofiler_buffer_tracing_kind_t::KERNEL_DISPATCH.0;
-    batch.clear();
-    for record in bytes.chunks_exact(size_of::<Record>()) {
-        if let Ok(Decoded::Kernel(kernel)) = decode(tracing, kind, record) {
-            batch.push(kernel);
+    for slice in bytes.chunks(KERNELS_PER_PUSH * size_of::<Record>()) {
+        batch.clear();
+        for record in slice.chunks_exact(size_of::<Record>()) {
+            if let Ok(Decoded::Kernel(kernel)) = decode(tracing, kind, record) {
+                batch.push(kernel);
+            }
         }
+        take(batch);
     }
 }
 
@@ -135,21 +144,21 @@ fn pipeline(c: &mut Criterion) {
             black_box(copy.as_ptr())
         })
     });
-    let mut batch = Vec::with_capacity(records as usize);
+    let mut batch = Vec::with_capacity(KERNELS_PER_PUSH);
     // The stages alone, so the full pipeline's time can be split: decoding;
     // decoding, staging in a window and finalising it into frames.
     group.bench_function("decode", |b| {
         b.iter(|| {
-            decode_into(&bytes, &mut batch);
-            black_box(batch.len())
+            let mut n = 0;
+            decode_each(&bytes, &mut batch, |kernels| n += black_box(kernels).len());
+            n
         })
     });
     group.bench_function("decode_window_finalise", |b| {
         b.iter(|| {
             let store = ActivityStore::new(StoreConfig::default());
             let window = store.open_window(1).unwrap();
-            decode_into(&bytes, &mut batch);
-            store.push_kernels(&batch);
+            decode_each(&bytes, &mut batch, |kernels| store.push_kernels(kernels));
             store.close_window(window, u64::MAX).unwrap();
             let finished = store.finalise(window).unwrap();
             assert_eq!(finished.kernels.len() as u64, records);
@@ -162,20 +171,21 @@ fn pipeline(c: &mut Criterion) {
     // joining.
     group.bench_function("decode_write_frame_bytes", |b| {
         b.iter(|| {
-            decode_into(&bytes, &mut batch);
-            let n = batch.len();
+            let n = records as usize;
             let mut words: [Vec<u64>; 4] = std::array::from_fn(|_| Vec::with_capacity(n));
             let mut indices: [Vec<u32>; 4] = std::array::from_fn(|_| Vec::with_capacity(n));
-            for r in &batch {
-                words[0].push(r.start_ns);
-                words[1].push(r.end_ns);
-                words[2].push(r.correlation_id);
-                words[3].push(r.dispatch_id);
-                indices[0].push(r.kernel_id as u32);
-                indices[1].push(r.queue as u32);
-                indices[2].push(r.correlation_id as u32);
-                indices[3].push(u32::MAX);
-            }
+            decode_each(&bytes, &mut batch, |kernels| {
+                for r in kernels {
+                    words[0].push(r.start_ns);
+                    words[1].push(r.end_ns);
+                    words[2].push(r.correlation_id);
+                    words[3].push(r.dispatch_id);
+                    indices[0].push(r.kernel_id as u32);
+                    indices[1].push(r.queue as u32);
+                    indices[2].push(r.correlation_id as u32);
+                    indices[3].push(u32::MAX);
+                }
+            });
             black_box((&words, &indices));
             black_box(words[0].len())
         })
@@ -185,9 +195,8 @@ fn pipeline(c: &mut Criterion) {
             let store = ActivityStore::new(StoreConfig::default());
             let window = store.open_window(1).unwrap();
             // As the tool's buffer callback does: one SDK buffer (16 MiB
-            // holds them all) decoded into a batch, pushed at once.
-            decode_into(&bytes, &mut batch);
-            store.push_kernels(&batch);
+            // holds them all) decoded and pushed a slice at a time.
+            decode_each(&bytes, &mut batch, |kernels| store.push_kernels(kernels));
             store.close_window(window, u64::MAX).unwrap();
             let finished = store.finalise(window).unwrap();
             // As the tool reads them (src/tool/finish/attribution.rs): what

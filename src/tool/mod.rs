@@ -8,3 +8,5 @@
 pub(crate) mod finish;
 pub mod sdk;
 pub(crate) mod session;
+
+pub use session::collector::KERNELS_PER_PUSH;

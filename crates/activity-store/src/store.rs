@@ -246,8 +246,8 @@ impl ActivityStore {
     }
 
     /// A batch costs one table read lock and one shard lock per run of
-    /// records that fall in the same window: push a decoded SDK buffer
-    /// whole.
+    /// records that fall in the same window: push a decoded SDK buffer in
+    /// a few slices, not record by record.
     pub fn push_kernels(&self, records: &[KernelDispatch]) {
         self.push(records);
     }

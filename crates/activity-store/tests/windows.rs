@@ -156,6 +156,53 @@ fn external_slots_stay_with_their_rows_across_staging_chunks() {
 }
 
 #[test]
+fn rows_one_thread_staged_in_order_make_the_frame_sorting_makes() {
+    // The same rows, staged by one thread in order (the frame takes them
+    // run by run, unsorted) and split between two threads (the rows are
+    // sorted): the same rows come out, routed or not.
+    let records: Vec<_> = (0..9_000u64)
+        .map(|i| {
+            let mut r = kernel(i / 7 + 1, 10 * i);
+            r.kernel_id = i % 5;
+            r.queue = 3 + i % 2;
+            r.external_slot = if i % 1_000 == 3 { i } else { 0 };
+            r
+        })
+        .collect();
+    let stop = 10 * 8_500;
+    let frame = |threads: usize, routed: bool| {
+        let store = ActivityStore::default();
+        let w = store.open_window(0).unwrap();
+        for c in 1..=records.len() as u64 / 7 + 1 {
+            if routed {
+                store.issue(c, 0);
+            }
+            store.record_stream(c, c % 3);
+        }
+        std::thread::scope(|s| {
+            for part in records.chunks(records.len().div_ceil(threads)) {
+                s.spawn(|| store.push_kernels(part));
+            }
+        });
+        store.close_window(w, stop).unwrap();
+        let out = store.finalise(w).unwrap();
+        (
+            out.kernels.rows().collect::<Vec<_>>(),
+            out.stats.session_drops.outside_windows,
+        )
+    };
+    for routed in [false, true] {
+        let (one, late) = frame(1, routed);
+        assert_eq!((frame(2, routed), routed), ((one.clone(), late), routed));
+        let kept = if routed { records.len() } else { 8_501 };
+        assert_eq!((one.len(), late), (kept, (records.len() - kept) as u64));
+        assert_eq!(one[1_003].external_slot, 1_003);
+        assert_eq!(one[1_004].launch_correlation_id, Some(1_004 / 7 + 1));
+        assert_eq!(one[1_004].stream, Some((1_004 / 7 + 1) % 3));
+    }
+}
+
+#[test]
 fn a_record_for_a_finalised_window_is_counted_late_not_outside() {
     let store = ActivityStore::default();
     let w = store.open_window(100).unwrap();

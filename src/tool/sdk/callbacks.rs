@@ -298,7 +298,12 @@ pub unsafe extern "C" fn on_buffer(
                     )
                 };
                 match decode::decode(header.category, header.kind, bytes) {
-                    Ok(record) => add(batch, record),
+                    Ok(record) => {
+                        add(batch, record);
+                        if batch.kernels_full() {
+                            tool.collector.on_kernels(batch);
+                        }
+                    }
                     Err(defect) => {
                         tool.malformed.note(defect);
                         tool.collector.count_malformed();

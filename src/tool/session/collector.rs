@@ -35,7 +35,18 @@ pub struct Batch {
     pub retired: Vec<u64>,
 }
 
+/// Kernel records decoded before they are pushed. Pushed in slices this
+/// long (56 KiB), a buffer's records are still in the core's caches when
+/// they are staged; decoded whole, a 16 MiB buffer's went out to memory
+/// and back (benches/pipeline.rs).
+pub const KERNELS_PER_PUSH: usize = 512;
+
 impl Batch {
+    /// Has it decoded enough kernel records to push them now?
+    pub fn kernels_full(&self) -> bool {
+        self.kernels.len() >= KERNELS_PER_PUSH
+    }
+
     fn clear(&mut self) {
         self.kernels.clear();
         self.copies.clear();
@@ -178,12 +189,12 @@ impl Collector {
         }
     }
 
-    /// Takes one SDK buffer's decoded records: each kind pushed as one
-    /// batch (one lock per run of a window, not per record), retirements
-    /// last, so a correlation id retires only after its records are stored.
+    /// Takes the rest of one SDK buffer's decoded records: each kind pushed
+    /// as one batch (one lock per run of a window, not per record),
+    /// retirements last, so a correlation id retires only after its records
+    /// are stored.
     pub fn on_records(&self, records: &mut Batch) {
-        replay::hold_back_repeats(&mut records.kernels);
-        self.store.push_kernels(&records.kernels);
+        self.on_kernels(records);
         self.store.push_copies(&records.copies);
         self.store.push_api_calls(&records.api_calls);
         self.store.push_graph_launches(&records.graph_launches);
@@ -191,6 +202,14 @@ impl Collector {
             self.store.retire(correlation_id);
         }
         records.clear();
+    }
+
+    /// Pushes the kernel records decoded so far, ahead of the rest of
+    /// their buffer ([`Batch::kernels_full`]).
+    pub fn on_kernels(&self, records: &mut Batch) {
+        replay::hold_back_repeats(&mut records.kernels);
+        self.store.push_kernels(&records.kernels);
+        records.kernels.clear();
     }
 
     pub fn count_malformed(&self) {

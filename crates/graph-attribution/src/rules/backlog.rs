@@ -30,37 +30,32 @@ pub(crate) fn possibly_full(
 ) -> FxHashSet<u64> {
     let limit = (slots / 4).max(1) as usize;
     let mut sweep = InOrder::new(limit);
-    if each_span(index, observations, |queue, arrival, departure| {
-        sweep.add(queue, arrival, departure)
-    }) {
+    let in_order = index.processed_runs().all(|(records, call)| {
+        let from = call.map_or(0, |c| index.call(c).enter_ns);
+        sweep.add_run(from, &observations[records])
+    });
+    if in_order {
         return sweep.full();
     }
     let mut spans = Vec::new();
-    each_span(index, observations, |queue, arrival, departure| {
-        spans.push((queue, arrival, departure));
-        true
-    });
-    sorted(&spans, limit)
-}
-
-/// Calls `f` with each queued record's queue, when it may have entered (its
-/// processing call's ENTER, or the window's opening) and when it left,
-/// until `f` returns false; returns whether it never did.
-fn each_span(
-    index: &CallIndex<'_>,
-    observations: &[Observation],
-    mut f: impl FnMut(u64, u64, u64) -> bool,
-) -> bool {
     for (records, call) in index.processed_runs() {
         let from = call.map_or(0, |c| index.call(c).enter_ns);
         for o in &observations[records] {
-            // Engine copies take no queue slot.
-            if o.dispatch_id.is_some() && !f(o.queue_id, from.min(o.end_ns), o.end_ns) {
-                return false;
+            if let Some(span) = span(from, o) {
+                spans.push(span);
             }
         }
     }
-    true
+    sorted(&spans, limit)
+}
+
+/// A record's queue, when it may have entered (its processing call's
+/// ENTER, `from`, or the window's opening) and when it left; `None` for an
+/// engine copy, which takes no queue slot.
+fn span(from: u64, o: &Observation) -> Option<(u64, u64, u64)> {
+    o.dispatch_id
+        .is_some()
+        .then_some((o.queue_id, from.min(o.end_ns), o.end_ns))
 }
 
 /// One queue's records so far, while they arrive and leave in order.
@@ -96,10 +91,42 @@ impl InOrder {
         }
     }
 
-    /// Adds one span; false when it is out of order on its queue (the
+    /// Adds the spans of one processed run of records, all of whose queued
+    /// ones entered no earlier than `from`; false when one is out of order
+    /// on its queue. Records of one queue that left after `from` share
+    /// their arrival, so they go in a stretch at a time.
+    fn add_run(&mut self, from: u64, records: &[Observation]) -> bool {
+        let mut rest = records;
+        while let Some(first) = rest.first() {
+            let same = rest
+                .iter()
+                .take_while(|o| {
+                    o.queue_id == first.queue_id && o.dispatch_id.is_some() && o.end_ns >= from
+                })
+                .count();
+            if same > 0 {
+                let stretch = rest[..same].iter().map(|o| o.end_ns);
+                if !self.add_all(first.queue_id, from, stretch) {
+                    return false;
+                }
+                rest = &rest[same..];
+            } else {
+                if let Some((queue, arrival, departure)) = span(from, first) {
+                    if !self.add_all(queue, arrival, std::iter::once(departure)) {
+                        return false;
+                    }
+                }
+                rest = &rest[1..];
+            }
+        }
+        true
+    }
+
+    /// Adds spans on `queue` that all arrive at `arrival`, leaving at
+    /// `departures`; false when one is out of order on its queue (the
     /// answer is then [`sorted`]'s to give).
     #[inline]
-    fn add(&mut self, queue: u64, arrival: u64, departure: u64) -> bool {
+    fn add_all(&mut self, queue: u64, arrival: u64, departures: impl Iterator<Item = u64>) -> bool {
         if self.queues.get(self.at).is_none_or(|q| q.queue != queue) {
             self.at = match self.queues.iter().position(|q| q.queue == queue) {
                 Some(i) => i,
@@ -121,25 +148,35 @@ impl InOrder {
             // their order.
             return true;
         }
-        if arrival < q.last_arrival || q.departures.last().is_some_and(|&d| departure < d) {
+        if arrival < q.last_arrival {
             return false;
         }
         q.last_arrival = arrival;
         // Spans touching at one instant overlap: only those that left
-        // before this one arrived are out.
+        // before this one arrived are out. The spans added below leave no
+        // earlier than the last one, so none of them is out before the
+        // next arrival.
         while q.departures.get(q.left).is_some_and(|&d| d < arrival) {
             q.left += 1;
         }
-        if q.departures.len() == q.departures.capacity() && q.left * 2 > q.departures.len() {
-            // What left is never read again: rather than grow, keep memory
-            // to what may be in flight.
-            q.departures.drain(..q.left);
-            q.left = 0;
-        }
-        q.departures.push(departure);
-        if q.departures.len() - q.left >= self.limit {
-            q.full = true;
-            q.departures = Vec::new();
+        let mut last = q.departures.last().copied();
+        for departure in departures {
+            if last.is_some_and(|d| departure < d) {
+                return false;
+            }
+            last = Some(departure);
+            if q.departures.len() == q.departures.capacity() && q.left * 2 > q.departures.len() {
+                // What left is never read again: rather than grow, keep
+                // memory to what may be in flight.
+                q.departures.drain(..q.left);
+                q.left = 0;
+            }
+            q.departures.push(departure);
+            if q.departures.len() - q.left >= self.limit {
+                q.full = true;
+                q.departures = Vec::new();
+                return true;
+            }
         }
         true
     }
@@ -153,14 +190,29 @@ impl InOrder {
     }
 }
 
-/// The queues [`InOrder`] finds full, or `None` if a span is out of order.
+/// The queues [`InOrder`] finds full, or `None` if a span is out of order:
+/// spans given one at a time, or in stretches of equal queue and arrival.
 #[cfg(test)]
-fn in_order(spans: impl Iterator<Item = (u64, u64, u64)>, limit: usize) -> Option<FxHashSet<u64>> {
+fn in_order(
+    spans: impl Iterator<Item = (u64, u64, u64)>,
+    limit: usize,
+    stretches: bool,
+) -> Option<FxHashSet<u64>> {
+    let spans: Vec<_> = spans.collect();
     let mut sweep = InOrder::new(limit);
-    for (queue, arrival, departure) in spans {
-        if !sweep.add(queue, arrival, departure) {
+    let mut rest = &spans[..];
+    while let Some(&(queue, arrival, _)) = rest.first() {
+        let n = match stretches {
+            true => rest
+                .iter()
+                .take_while(|s| (s.0, s.1) == (queue, arrival))
+                .count(),
+            false => 1,
+        };
+        if !sweep.add_all(queue, arrival, rest[..n].iter().map(|s| s.2)) {
             return None;
         }
+        rest = &rest[n..];
     }
     Some(sweep.full())
 }
@@ -247,7 +299,10 @@ mod tests {
                 .collect();
             let limit = 1 + next(8) as usize;
             let want = sorted(&spans, limit);
-            match in_order(spans.iter().copied(), limit) {
+            let one_at_a_time = in_order(spans.iter().copied(), limit, false);
+            let in_stretches = in_order(spans.iter().copied(), limit, true);
+            assert_eq!(in_stretches, one_at_a_time, "limit {limit}: {spans:?}");
+            match one_at_a_time {
                 Some(got) => {
                     assert_eq!(got, want, "limit {limit}: {spans:?}");
                     compared += 1;
@@ -256,6 +311,82 @@ mod tests {
             }
         }
         assert!(compared > 1_000);
+    }
+
+    #[test]
+    fn a_windows_runs_give_the_queues_its_records_one_by_one_give() {
+        use crate::evidence::{Call, CallWork, WindowEvidence};
+        use crate::work::{KernelShape, Observed};
+        use std::collections::HashMap;
+        let mut next = crate::test_rng::below(11);
+        let kernels: HashMap<u64, u64> = HashMap::new();
+        let mut compared = [0; 2];
+        for round in 0..1_500 {
+            // Calls in time order; each processes a run of records on a
+            // few queues, some of them copies (no queue slot), some ending
+            // before their call entered; sometimes out of order.
+            let calls: Vec<Call> = (0..1 + next(6))
+                .map(|c| Call {
+                    correlation_id: c + 1,
+                    thread_id: 1,
+                    enter_ns: 100 * c + next(30),
+                    exit_ns: 100 * c + 60,
+                    stream: None,
+                    work: CallWork::Unknown,
+                })
+                .collect();
+            let mut end = 0;
+            let observations: Vec<Observation> = (0..next(40))
+                .map(|_| {
+                    let correlation_id = 1 + next(calls.len() as u64 + 1);
+                    end = match round % 3 {
+                        0 => next(700),
+                        _ => (end + next(20)).max(100 * correlation_id - 100),
+                    };
+                    Observation {
+                        correlation_id,
+                        observed: Observed::Kernel(KernelShape {
+                            kernel_id: 1,
+                            grid: [1, 1, 1],
+                            block: [1, 1, 1],
+                        }),
+                        queue_id: 0x10 + next(2),
+                        dispatch_id: (next(8) > 0).then_some(0),
+                        start_ns: 0,
+                        end_ns: end.saturating_sub(next(4) * 10),
+                    }
+                })
+                .collect();
+            let slots = 4 * (1 + next(6));
+            let evidence = WindowEvidence {
+                observations: &observations,
+                calls: &calls,
+                open_edge: &[],
+                close_ns: u64::MAX,
+                complete: true,
+                calls_complete: true,
+                queue_slots: slots,
+                kernels: &kernels,
+            };
+            let index = CallIndex::new(&evidence, &|_| false);
+            let spans: Vec<_> = index
+                .processed_runs()
+                .flat_map(|(records, call)| {
+                    let from = call.map_or(0, |c| index.call(c).enter_ns);
+                    observations[records]
+                        .iter()
+                        .filter_map(move |o| span(from, o))
+                })
+                .collect();
+            let want = sorted(&spans, (slots / 4) as usize);
+            assert_eq!(
+                possibly_full(&index, &observations, slots),
+                want,
+                "{spans:?}"
+            );
+            compared[want.is_empty() as usize] += 1;
+        }
+        assert!(compared.iter().all(|&n| n > 100), "{compared:?}");
     }
 
     #[test]

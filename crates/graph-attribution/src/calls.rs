@@ -356,7 +356,7 @@ impl<'a> CallIndex<'a> {
         // packet, whatever its operation was thought to do: it is then a
         // writer of unknown work.
         let mut processed = vec![false; calls.len()];
-        for &call in &processed_by {
+        for &(_, call) in &processed_runs {
             if call != NO_CALL {
                 processed[call as usize] = true;
             }

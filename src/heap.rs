@@ -27,8 +27,12 @@ use std::sync::Mutex;
 /// Blocks from this size on are mapped; below it the system allocator's
 /// bins serve them well. A 100k-record window's columns are blocks of
 /// 800 KB: below 1 MiB, glibc served them from the top of its heap and
-/// trimmed it again on free, so each window faulted them in afresh.
-const MAPPED_FROM: usize = 256 << 10;
+/// trimmed it again on free, so each window faulted them in afresh. A
+/// window's staging chunks (160 KiB, `activity_store`'s kernel rows) did
+/// the same whenever they ended up at the top of glibc's heap, which
+/// depended on what else the process had allocated: the pipeline
+/// benchmark's staging took 1.7 times as long in one layout as in another.
+const MAPPED_FROM: usize = 128 << 10;
 /// mmap aligns to pages; larger alignments go to the system allocator.
 const PAGE: usize = 4096;
 /// Freed mapped bytes kept for reuse, at most: small against a window's
@@ -137,15 +141,22 @@ impl Cache {
         }
     }
 
-    /// The smallest kept mapping of at least `len` bytes, else (when
-    /// `or_shorter`) the largest.
+    /// The smallest kept mapping of `len` to twice `len` bytes, else (when
+    /// `or_shorter`) the largest shorter one. A block more than twice as
+    /// long is left for a request its size: cut down to a small one, it
+    /// would leave the next large request to fault all its pages in afresh
+    /// (in the pipeline benchmark, 160 KiB staging chunks cut up the
+    /// window's 9 MB blocks this way, and attribution took twice as long).
     fn take(&mut self, len: usize, or_shorter: bool) -> Option<(usize, usize)> {
         let kept = self.blocks.iter().enumerate().filter(|(_, (_, l))| *l > 0);
         let best = kept
             .clone()
-            .filter(|(_, (_, l))| *l >= len)
+            .filter(|(_, (_, l))| *l >= len && *l / 2 <= len)
             .min_by_key(|(_, (_, l))| *l)
-            .or_else(|| kept.filter(|_| or_shorter).max_by_key(|(_, (_, l))| *l))
+            .or_else(|| {
+                kept.filter(|(_, (_, l))| or_shorter && *l < len)
+                    .max_by_key(|(_, (_, l))| *l)
+            })
             .map(|(i, _)| i)?;
         let block = std::mem::take(&mut self.blocks[best]);
         self.bytes -= block.1;
@@ -392,6 +403,28 @@ mod tests {
         assert!(v.iter().enumerate().all(|(i, x)| *x == pattern(i)));
         let zeroed = vec![0u64; MAPPED_FROM];
         assert!(zeroed.iter().all(|x| *x == 0));
+    }
+
+    #[test]
+    fn a_kept_block_is_not_cut_down_for_a_request_under_half_its_size() {
+        // A cache of its own, never given back: take and put (with room to
+        // spare) only move these addresses around, never touch them.
+        let mut cache = Cache {
+            blocks: [(0, 0); CACHE_SLOTS],
+            bytes: 0,
+        };
+        let unit = MAPPED_FROM;
+        assert!(cache.put(0x1000_0000, 10 * unit));
+        assert_eq!(cache.take(unit, true), None, "left for a request its size");
+        assert_eq!(cache.take(6 * unit, true), Some((0x1000_0000, 10 * unit)));
+        assert!(cache.put(0x2000_0000, 2 * unit));
+        assert_eq!(
+            cache.take(3 * unit, true),
+            Some((0x2000_0000, 2 * unit)),
+            "a shorter one is grown"
+        );
+        assert_eq!(cache.take(unit, true), None);
+        assert_eq!(cache.bytes, 0);
     }
 
     #[test]

@@ -45,10 +45,69 @@ pub(crate) struct Link {
     pub(crate) external_id_user: Option<u64>,
 }
 
+/// One correlation id's window and link, 32 bytes where the plain pair is
+/// 56: the table holds an entry per HIP call of a window (a million in an
+/// eager one), so the three `Option`s' tags ride in the window id's top
+/// bits, which no window id reaches.
 #[derive(Clone, Copy, Debug)]
 struct Entry {
-    window: WindowId,
-    link: Link,
+    /// The window id, and above [`Entry::ID_BITS`] which values are set.
+    window_and_set: u64,
+    stream: u64,
+    external_id_default: u64,
+    external_id_user: u64,
+}
+
+impl Entry {
+    const ID_BITS: u32 = 61;
+    const STREAM: u64 = 1 << 61;
+    const DEFAULT: u64 = 1 << 62;
+    const USER: u64 = 1 << 63;
+
+    fn new(window: WindowId) -> Entry {
+        assert!(window.0 >> Self::ID_BITS == 0, "window ids stay below 2^61");
+        Entry {
+            window_and_set: window.0,
+            stream: 0,
+            external_id_default: 0,
+            external_id_user: 0,
+        }
+    }
+
+    fn window(&self) -> WindowId {
+        WindowId(self.window_and_set & ((1 << Self::ID_BITS) - 1))
+    }
+
+    fn link(&self) -> Link {
+        let set = |flag: u64, value: u64| (self.window_and_set & flag != 0).then_some(value);
+        Link {
+            stream: set(Self::STREAM, self.stream),
+            external_id_default: set(Self::DEFAULT, self.external_id_default),
+            external_id_user: set(Self::USER, self.external_id_user),
+        }
+    }
+
+    fn set_link(&mut self, link: Link) {
+        let mut window_and_set = self.window().0;
+        let mut put = |flag: u64, slot: &mut u64, value: Option<u64>| {
+            *slot = value.unwrap_or(0);
+            if value.is_some() {
+                window_and_set |= flag;
+            }
+        };
+        put(Self::STREAM, &mut self.stream, link.stream);
+        put(
+            Self::DEFAULT,
+            &mut self.external_id_default,
+            link.external_id_default,
+        );
+        put(
+            Self::USER,
+            &mut self.external_id_user,
+            link.external_id_user,
+        );
+        self.window_and_set = window_and_set;
+    }
 }
 
 /// This thread's external id stacks for one store.
@@ -124,11 +183,13 @@ pub(crate) struct CorrelationLinks {
 
 impl CorrelationLinks {
     fn update(&self, correlation_id: u64, window: WindowId, change: impl FnOnce(&mut Link)) {
-        let mut entry = self.entries.entry(correlation_id).or_insert(Entry {
-            window,
-            link: Link::default(),
-        });
-        change(&mut entry.link);
+        let mut entry = self
+            .entries
+            .entry(correlation_id)
+            .or_insert_with(|| Entry::new(window));
+        let mut link = entry.link();
+        change(&mut link);
+        entry.set_link(link);
     }
 
     pub(crate) fn record_external(
@@ -150,20 +211,53 @@ impl CorrelationLinks {
     pub(crate) fn get(&self, correlation_id: u64) -> Link {
         self.entries
             .get(&correlation_id)
-            .map_or_else(Link::default, |entry| entry.link)
+            .map_or_else(Link::default, |entry| entry.link())
     }
 
     /// Drops every entry whose window is finished with: neither it nor the
     /// window opened after it is still pending.
     pub(crate) fn forget_finished(&self, pending: &[WindowId]) {
         self.entries.retain(|_, entry| {
-            let next = WindowId(entry.window.0 + 1);
-            pending.contains(&entry.window) || pending.contains(&next)
+            let window = entry.window();
+            let next = WindowId(window.0 + 1);
+            pending.contains(&window) || pending.contains(&next)
         });
         self.entries.shrink_to_fit();
     }
 
     pub(crate) fn len(&self) -> usize {
         self.entries.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_entry_keeps_its_window_and_every_link_it_is_given() {
+        assert_eq!(std::mem::size_of::<Entry>(), 32);
+        let values = [None, Some(0), Some(7), Some(u64::MAX)];
+        for window in [1, 2, (1 << Entry::ID_BITS) - 1] {
+            for stream in values {
+                for external_id_default in values {
+                    for external_id_user in values {
+                        let link = Link {
+                            stream,
+                            external_id_default,
+                            external_id_user,
+                        };
+                        let mut entry = Entry::new(WindowId(window));
+                        entry.set_link(Link {
+                            stream: Some(3),
+                            external_id_default: Some(4),
+                            external_id_user: Some(5),
+                        });
+                        entry.set_link(link);
+                        assert_eq!((entry.window(), entry.link()), (WindowId(window), link));
+                    }
+                }
+            }
+        }
     }
 }

@@ -8,15 +8,14 @@
 //! with nothing else shows the floor its 48-byte rows set.
 //!
 //! Run: cargo bench --bench pipeline
-use activity_store::{ActivityStore, KernelDispatch, StoreConfig};
+use activity_store::{ActivityStore, FastMap, KernelDispatch, StoreConfig};
 use criterion::{black_box, criterion_group, criterion_main, Criterion, Throughput};
 use graph_attribution::{
     attribute_window, AttributionId, Call, CallWork, ExecHandle, GraphHandle, GraphStructure,
-    HostKernel, KernelShape, NodeHandle, NodeWork, Observation, Observed, SessionMemory,
-    WindowEvidence,
+    HostKernel, NodeHandle, NodeWork, SessionMemory, WindowEvidence,
 };
 use kineto_rocm::tool::sdk::decode::{decode, Decoded};
-use kineto_rocm::tool::KERNELS_PER_PUSH;
+use kineto_rocm::tool::{kernel_observations, KERNELS_PER_PUSH};
 use rocprofiler_sys::*;
 use std::collections::HashMap;
 use std::mem::size_of;
@@ -199,32 +198,9 @@ fn pipeline(c: &mut Criterion) {
             decode_each(&bytes, &mut batch, |kernels| store.push_kernels(kernels));
             store.close_window(window, u64::MAX).unwrap();
             let finished = store.finalise(window).unwrap();
-            // As the tool reads them (src/tool/finish/attribution.rs): what
-            // a kernel ran once per launch shape, the rest per row.
-            let k = &finished.kernels;
-            let observed: Vec<Observed> = k
-                .launch_shapes()
-                .iter()
-                .map(|shape| {
-                    Observed::Kernel(KernelShape {
-                        kernel_id: shape.kernel_id,
-                        grid: shape.grid,
-                        block: shape.workgroup,
-                    })
-                })
-                .collect();
-            let queues: Vec<u64> = k.places().iter().map(|p| p.queue).collect();
-            let (shapes, places) = (k.launch_shape_ids(), k.place_ids());
-            let observations: Vec<Observation> = (0..k.len())
-                .map(|i| Observation {
-                    correlation_id: k.correlation_id()[i],
-                    observed: observed[shapes[i] as usize],
-                    queue_id: queues[places[i] as usize],
-                    dispatch_id: Some(k.dispatch_id()[i]),
-                    start_ns: k.start_ns()[i],
-                    end_ns: k.end_ns()[i],
-                })
-                .collect();
+            // As the tool reads them: no blit kernels here.
+            let mut observations = Vec::with_capacity(finished.kernels.len());
+            kernel_observations(&finished.kernels, &FastMap::default(), &mut observations);
             let evidence = WindowEvidence {
                 observations: &observations,
                 calls: &calls,

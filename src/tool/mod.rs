@@ -9,4 +9,5 @@ pub(crate) mod finish;
 pub mod sdk;
 pub(crate) mod session;
 
+pub use finish::attribution::kernel_observations;
 pub use session::collector::KERNELS_PER_PUSH;

@@ -22,7 +22,7 @@ use super::captures::Captures;
 use super::presence::Presence;
 use super::roles;
 use activity_store::{
-    ApiCallFrame, Attributable, CopyDirection, FastMap, FinalisedWindow, LaunchLink,
+    ApiCallFrame, Attributable, CopyDirection, FastMap, FinalisedWindow, KernelFrame, LaunchLink,
 };
 use graph_attribution::{
     attribute_window, Assumptions, BlitKind, Call, CallWork, Direction, ExecContents, ExecHandle,
@@ -297,39 +297,7 @@ impl Attribution {
         let blits = self.blits.read().unwrap_or_else(|p| p.into_inner()).clone();
         let stubs = self.stubs.read().unwrap_or_else(|p| p.into_inner()).clone();
         let mut observations = Vec::with_capacity(window.kernels.len() + window.copies.len());
-        // What the rules read, not whole rows gathered from every column;
-        // what a kernel ran is worked out once per launch shape.
-        let k = &window.kernels;
-        let observed: Vec<Observed> = k
-            .launch_shapes()
-            .iter()
-            .map(|shape| match blits.get(&shape.kernel_id) {
-                Some(&kind) => Observed::Blit(kind),
-                None => Observed::Kernel(KernelShape {
-                    kernel_id: shape.kernel_id,
-                    grid: shape.grid,
-                    block: shape.workgroup,
-                }),
-            })
-            .collect();
-        let queues: Vec<u64> = k.places().iter().map(|p| p.queue).collect();
-        let (correlations, dispatches, starts, ends) = (
-            k.correlation_id(),
-            k.dispatch_id(),
-            k.start_ns(),
-            k.end_ns(),
-        );
-        let (shapes, places) = (k.launch_shape_ids(), k.place_ids());
-        for i in 0..k.len() {
-            observations.push(Observation {
-                correlation_id: correlations[i],
-                observed: observed[shapes[i] as usize],
-                queue_id: queues[places[i] as usize],
-                dispatch_id: Some(dispatches[i]),
-                start_ns: starts[i],
-                end_ns: ends[i],
-            });
-        }
+        kernel_observations(&window.kernels, &blits, &mut observations);
         // A copy whose direction the decoder could not read matches nothing
         // and is withheld with "no matching producer".
         for row in window.copies.rows() {
@@ -531,4 +499,41 @@ fn fill_links(frame: &mut impl Attributable, links: &[LinkVerdict], calls: &CpuS
             },
         );
     }
+}
+
+/// What the rules read of a window's kernel records, appended to `out` in
+/// row order: the columns they need, not whole rows gathered from every
+/// column, and what a kernel ran worked out once per launch shape
+/// (`blits`: the runtime's own blit kernels, by kernel id).
+pub fn kernel_observations(
+    kernels: &KernelFrame,
+    blits: &FastMap<u64, BlitKind>,
+    out: &mut Vec<Observation>,
+) {
+    let observed: Vec<Observed> = kernels
+        .launch_shapes()
+        .iter()
+        .map(|shape| match blits.get(&shape.kernel_id) {
+            Some(&kind) => Observed::Blit(kind),
+            None => Observed::Kernel(KernelShape {
+                kernel_id: shape.kernel_id,
+                grid: shape.grid,
+                block: shape.workgroup,
+            }),
+        })
+        .collect();
+    let queues: Vec<u64> = kernels.places().iter().map(|p| p.queue).collect();
+    let times = kernels.start_ns().iter().zip(kernels.end_ns());
+    let ids = kernels.correlation_id().iter().zip(kernels.dispatch_id());
+    let interned = kernels.launch_shape_ids().iter().zip(kernels.place_ids());
+    out.extend(times.zip(ids).zip(interned).map(
+        |(((&start_ns, &end_ns), (&correlation_id, &dispatch_id)), (&shape, &place))| Observation {
+            correlation_id,
+            observed: observed[shape as usize],
+            queue_id: queues[place as usize],
+            dispatch_id: Some(dispatch_id),
+            start_ns,
+            end_ns,
+        },
+    ));
 }

@@ -90,11 +90,10 @@ impl Candidates {
 
     /// A launch run's records, each with its one candidate.
     fn push_run(&mut self, run: LaunchRun) {
-        for i in 0..run.len {
-            let at = self.slots.len() as u32;
-            self.slots.push((run.call, run.first + i));
-            self.ranges.push(Ok((at, at + 1)));
-        }
+        let at = self.slots.len() as u32;
+        let outputs = run.first..run.first + run.len;
+        self.slots.extend(outputs.map(|k| (run.call, k)));
+        self.ranges.extend((at..at + run.len).map(|s| Ok((s, s + 1))));
         self.runs.push(run);
     }
 

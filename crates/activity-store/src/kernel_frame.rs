@@ -17,13 +17,27 @@ use crate::kernel_rows::Row as StagedRow;
 use crate::records::AgentId;
 
 /// What a dispatch ran.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, Default, Eq, Hash)]
 pub struct LaunchShape {
     pub kernel_id: u64,
     pub grid: [u32; 3],
     pub workgroup: [u32; 3],
     pub lds_bytes: u32,
     pub scratch_bytes: u32,
+}
+
+/// Staging compares every record's shape with an interned one: element by
+/// element, where the derived equality compares the arrays through their
+/// generic equality. The same fields, so the derived `Hash` agrees.
+impl PartialEq for LaunchShape {
+    fn eq(&self, other: &Self) -> bool {
+        let (g, w) = (&self.grid, &self.workgroup);
+        let (og, ow) = (&other.grid, &other.workgroup);
+        self.kernel_id == other.kernel_id
+            && (g[0] == og[0]) & (g[1] == og[1]) & (g[2] == og[2])
+            && (w[0] == ow[0]) & (w[1] == ow[1]) & (w[2] == ow[2])
+            && (self.lds_bytes == other.lds_bytes) & (self.scratch_bytes == other.scratch_bytes)
+    }
 }
 
 /// Where a dispatch ran, and which thread processed its packet.

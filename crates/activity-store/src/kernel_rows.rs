@@ -51,48 +51,54 @@ impl KernelRows {
         self.len
     }
 
+    /// Stages `records` a chunk's room at a time: each piece is one
+    /// extend of the last chunk, with one capacity check.
     pub(crate) fn extend_from_slice(&mut self, records: &[KernelDispatch]) {
-        for record in records {
-            self.push(record);
+        let mut rest = records;
+        while !rest.is_empty() {
+            if self.chunks.last().is_none_or(|c| c.len() == CHUNK) {
+                self.chunks.push(Vec::with_capacity(CHUNK));
+            }
+            let KernelRows {
+                chunks,
+                shapes,
+                places,
+                ..
+            } = self;
+            let chunk = chunks.last_mut().expect("a chunk with room");
+            let (piece, after) = rest.split_at(rest.len().min(CHUNK - chunk.len()));
+            chunk.extend(piece.iter().map(|r| Row {
+                start_ns: r.start_ns,
+                end_ns: r.end_ns,
+                correlation_id: r.correlation_id,
+                dispatch_id: r.dispatch_id,
+                shape: shapes.id(
+                    LaunchShape {
+                        kernel_id: r.kernel_id,
+                        grid: r.grid,
+                        workgroup: r.workgroup,
+                        lds_bytes: r.lds_bytes,
+                        scratch_bytes: r.scratch_bytes,
+                    },
+                    r.kernel_id,
+                ),
+                place: places.id(
+                    DispatchPlace {
+                        agent: r.agent,
+                        queue: r.queue,
+                        thread_id: r.thread_id,
+                    },
+                    r.queue ^ r.thread_id.rotate_left(32),
+                ),
+            }));
+            if self.external_slots.is_some() || piece.iter().any(|r| r.external_slot != 0) {
+                let len = self.len;
+                let slots = self.external_slots.get_or_insert_with(|| vec![0; len]);
+                slots.extend(piece.iter().map(|r| r.external_slot));
+            }
+            self.len += piece.len();
+            rest = after;
         }
-    }
-
-    fn push(&mut self, r: &KernelDispatch) {
-        let shape = self.shapes.id(
-            LaunchShape {
-                kernel_id: r.kernel_id,
-                grid: r.grid,
-                workgroup: r.workgroup,
-                lds_bytes: r.lds_bytes,
-                scratch_bytes: r.scratch_bytes,
-            },
-            r.kernel_id,
-        );
-        let place = self.places.id(
-            DispatchPlace {
-                agent: r.agent,
-                queue: r.queue,
-                thread_id: r.thread_id,
-            },
-            r.queue ^ r.thread_id.rotate_left(32),
-        );
-        if self.chunks.last().is_none_or(|c| c.len() == CHUNK) {
-            self.chunks.push(Vec::with_capacity(CHUNK));
-        }
-        let chunk = self.chunks.last_mut().expect("a chunk with room");
-        chunk.push(Row {
-            start_ns: r.start_ns,
-            end_ns: r.end_ns,
-            correlation_id: r.correlation_id,
-            dispatch_id: r.dispatch_id,
-            shape,
-            place,
-        });
-        if r.external_slot != 0 || self.external_slots.is_some() {
-            let slots = self.external_slots.get_or_insert_with(|| vec![0; self.len]);
-            slots.push(r.external_slot);
-        }
-        self.len += 1;
     }
 
     /// Row `index` as staged.
@@ -214,17 +220,19 @@ mod tests {
 
     #[test]
     fn every_row_comes_back_as_it_went_in() {
-        let mut rows = KernelRows::default();
-        let records: Vec<KernelDispatch> = (0..3 * CHUNK as u64 + 5).map(record).collect();
-        rows.extend_from_slice(&records[..10]);
-        let mut with_slot = records[10];
-        with_slot.external_slot = 42;
-        rows.extend_from_slice(&[with_slot]);
-        rows.extend_from_slice(&records[11..]);
-        assert_eq!(rows.len(), records.len());
-        for (i, want) in records.iter().enumerate() {
-            let want = if i == 10 { with_slot } else { *want };
-            assert_eq!(rows.get(i), want, "row {i}");
+        for first_slot in [10, CHUNK + 7] {
+            // The first slot alone in its push, or inside a long one.
+            let mut rows = KernelRows::default();
+            let mut records: Vec<KernelDispatch> = (0..3 * CHUNK as u64 + 5).map(record).collect();
+            records[first_slot].external_slot = 42;
+            records[2 * CHUNK + 1].external_slot = 43;
+            rows.extend_from_slice(&records[..10]);
+            rows.extend_from_slice(&records[10..11]);
+            rows.extend_from_slice(&records[11..]);
+            assert_eq!(rows.len(), records.len());
+            for (i, want) in records.iter().enumerate() {
+                assert_eq!(rows.get(i), *want, "row {i}");
+            }
         }
         assert!(std::mem::size_of::<Row>() <= 40);
     }

@@ -93,7 +93,8 @@ impl Candidates {
         let at = self.slots.len() as u32;
         let outputs = run.first..run.first + run.len;
         self.slots.extend(outputs.map(|k| (run.call, k)));
-        self.ranges.extend((at..at + run.len).map(|s| Ok((s, s + 1))));
+        self.ranges
+            .extend((at..at + run.len).map(|s| Ok((s, s + 1))));
         self.runs.push(run);
     }
 

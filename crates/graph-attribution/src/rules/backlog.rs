@@ -173,10 +173,14 @@ impl InOrder {
         }
         // A stretch out of order gives the answer to [`sorted`], even one
         // that would have filled the queue before its disorder.
-        let from = q.departures.len().saturating_sub(1);
-        q.departures.extend(departures);
-        if !q.departures[from..].is_sorted() {
-            return false;
+        q.departures.reserve(departures.len());
+        let mut last = q.departures.last().copied().unwrap_or(0);
+        for departure in departures {
+            if departure < last {
+                return false;
+            }
+            last = departure;
+            q.departures.push(departure);
         }
         if q.departures.len() - q.left >= self.limit {
             q.full = true;

@@ -167,6 +167,50 @@ pub struct Summary {
     pub queues_may_have_overflowed: u64,
 }
 
+/// Adds the non-zero `counts` of `variants` (by index) to `map`.
+fn add_counts<K: Ord + Copy>(map: &mut BTreeMap<K, u64>, variants: &[K], counts: &[u64]) {
+    for (variant, &n) in variants.iter().zip(counts) {
+        if n > 0 {
+            *map.entry(*variant).or_default() += n;
+        }
+    }
+}
+
+/// Every variant of a fieldless enum, and each one's place among them, for
+/// counting by index. `index` matches every listed variant, so a variant
+/// left off the list fails to compile; a test checks the list's order.
+macro_rules! counted {
+    ($t:ident: $($v:ident),+ $(,)?) => {
+        impl $t {
+            pub(crate) const ALL: &'static [$t] = &[$($t::$v),+];
+
+            #[inline]
+            pub(crate) const fn index(self) -> usize {
+                match self {
+                    $($t::$v)|+ => self as usize,
+                }
+            }
+        }
+    };
+}
+
+counted!(KeyProof: OnlyPossibleNode, QueueOrder, StreamOrder, DependencyOrder, OnlyConsistentAssignment);
+counted!(LinkProof: OnlyPossibleCall, QueueOrder, StreamOrder, OnlyConsistentAssignment);
+counted!(
+    Reason: CallsDropped,
+    ProcessedOutsideKnownCall,
+    UnknownWorkNearby,
+    QueueMayHaveOverflowed,
+    WindowEdge,
+    Ambiguous,
+    RepeatedKernel,
+    SeveralCalls,
+    NoProducer,
+    ExecHasNoId,
+    KeyCoversSeveralKernels,
+    Contradiction,
+);
+
 fn total<K>(m: &BTreeMap<K, u64>) -> u64 {
     m.values().sum()
 }
@@ -187,48 +231,34 @@ impl Summary {
 
     #[cfg(test)]
     pub(crate) fn count(&mut self, key: &KeyVerdict, link: &LinkVerdict) {
-        self.add(key, link, 1);
+        self.count_all(std::slice::from_ref(key), std::slice::from_ref(link));
     }
 
-    /// Counts every record's pair. Neighbouring records mostly share their
-    /// proofs, so each run of equal proofs and reasons is added at once.
+    /// Counts every record's pair: by index into small arrays, one pass over
+    /// the keys and one over the links, and only then into the maps.
     pub(crate) fn count_all(&mut self, keys: &[KeyVerdict], links: &[LinkVerdict]) {
-        let class = |k: &KeyVerdict, l: &LinkVerdict| {
-            let key = match *k {
-                KeyVerdict::Key { proof, .. } => proof as u16,
-                KeyVerdict::NotGraphed => 0x100,
-                KeyVerdict::Withheld(reason) => 0x200 | reason as u16,
-            };
-            let link = match *l {
-                LinkVerdict::Linked { proof, .. } => proof as u16,
-                LinkVerdict::Unlinked(reason) => 0x100 | reason as u16,
-            };
-            (key, link)
-        };
-        let mut i = 0;
-        while i < keys.len() {
-            let this = class(&keys[i], &links[i]);
-            let run = keys[i..]
-                .iter()
-                .zip(&links[i..])
-                .take_while(|(k, l)| class(k, l) == this)
-                .count();
-            self.add(&keys[i], &links[i], run as u64);
-            i += run;
+        let mut attributed = [0u64; KeyProof::ALL.len()];
+        let mut withheld = [0u64; Reason::ALL.len()];
+        for key in keys {
+            match *key {
+                KeyVerdict::Key { proof, .. } => attributed[proof.index()] += 1,
+                KeyVerdict::NotGraphed => self.not_graphed += 1,
+                KeyVerdict::Withheld(reason) => withheld[reason.index()] += 1,
+            }
         }
-    }
-
-    fn add(&mut self, key: &KeyVerdict, link: &LinkVerdict, n: u64) {
-        self.records += n;
-        match *key {
-            KeyVerdict::Key { proof, .. } => *self.attributed_by.entry(proof).or_default() += n,
-            KeyVerdict::NotGraphed => self.not_graphed += n,
-            KeyVerdict::Withheld(reason) => *self.withheld_by.entry(reason).or_default() += n,
+        let mut linked = [0u64; LinkProof::ALL.len()];
+        let mut unlinked = [0u64; Reason::ALL.len()];
+        for link in links {
+            match *link {
+                LinkVerdict::Linked { proof, .. } => linked[proof.index()] += 1,
+                LinkVerdict::Unlinked(reason) => unlinked[reason.index()] += 1,
+            }
         }
-        match *link {
-            LinkVerdict::Linked { proof, .. } => *self.linked_by.entry(proof).or_default() += n,
-            LinkVerdict::Unlinked(reason) => *self.unlinked_by.entry(reason).or_default() += n,
-        }
+        self.records += keys.len() as u64;
+        add_counts(&mut self.attributed_by, KeyProof::ALL, &attributed);
+        add_counts(&mut self.withheld_by, Reason::ALL, &withheld);
+        add_counts(&mut self.linked_by, LinkProof::ALL, &linked);
+        add_counts(&mut self.unlinked_by, Reason::ALL, &unlinked);
     }
 
     pub fn merge(&mut self, other: &Summary) {
@@ -326,5 +356,68 @@ mod tests {
         t.merge(&s);
         assert_eq!(t.attributed(), 2);
         assert_eq!(t.unlinked(), 4);
+    }
+
+    #[test]
+    fn every_variant_is_listed_at_its_place() {
+        for (i, p) in KeyProof::ALL.iter().enumerate() {
+            assert_eq!(p.index(), i, "{p:?}");
+        }
+        for (i, p) in LinkProof::ALL.iter().enumerate() {
+            assert_eq!(p.index(), i, "{p:?}");
+        }
+        for (i, r) in Reason::ALL.iter().enumerate() {
+            assert_eq!(r.index(), i, "{r:?}");
+        }
+    }
+
+    #[test]
+    fn a_window_is_counted_as_its_records_one_by_one() {
+        let mut next = crate::test_rng::below(5);
+        let key = GraphKey::new(AttributionId::new(1).unwrap(), NodeId(0));
+        for _ in 0..200 {
+            let n = next(40) as usize;
+            let keys: Vec<KeyVerdict> = (0..n)
+                .map(|_| match next(3) {
+                    0 => KeyVerdict::Key {
+                        key,
+                        proof: KeyProof::ALL[next(KeyProof::ALL.len() as u64) as usize],
+                    },
+                    1 => KeyVerdict::NotGraphed,
+                    _ => KeyVerdict::Withheld(Reason::ALL[next(Reason::ALL.len() as u64) as usize]),
+                })
+                .collect();
+            let links: Vec<LinkVerdict> = (0..n)
+                .map(|i| match next(2) {
+                    0 => LinkVerdict::Linked {
+                        correlation_id: i as u64,
+                        proof: LinkProof::ALL[next(LinkProof::ALL.len() as u64) as usize],
+                    },
+                    _ => {
+                        LinkVerdict::Unlinked(Reason::ALL[next(Reason::ALL.len() as u64) as usize])
+                    }
+                })
+                .collect();
+            let mut want = Summary::default();
+            for (k, l) in keys.iter().zip(&links) {
+                want.records += 1;
+                match *k {
+                    KeyVerdict::Key { proof, .. } => {
+                        *want.attributed_by.entry(proof).or_default() += 1
+                    }
+                    KeyVerdict::NotGraphed => want.not_graphed += 1,
+                    KeyVerdict::Withheld(r) => *want.withheld_by.entry(r).or_default() += 1,
+                }
+                match *l {
+                    LinkVerdict::Linked { proof, .. } => {
+                        *want.linked_by.entry(proof).or_default() += 1
+                    }
+                    LinkVerdict::Unlinked(r) => *want.unlinked_by.entry(r).or_default() += 1,
+                }
+            }
+            let mut got = Summary::default();
+            got.count_all(&keys, &links);
+            assert_eq!(got, want);
+        }
     }
 }

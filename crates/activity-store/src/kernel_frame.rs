@@ -17,7 +17,7 @@ use crate::kernel_rows::Row as StagedRow;
 use crate::records::AgentId;
 
 /// What a dispatch ran.
-#[derive(Clone, Copy, Debug, Default, Eq, Hash)]
+#[derive(Clone, Copy, Debug, Default, Eq)]
 pub struct LaunchShape {
     pub kernel_id: u64,
     pub grid: [u32; 3],
@@ -28,7 +28,7 @@ pub struct LaunchShape {
 
 /// Staging compares every record's shape with an interned one: element by
 /// element, where the derived equality compares the arrays through their
-/// generic equality. The same fields, so the derived `Hash` agrees.
+/// generic equality. `Hash` below hashes the same fields, so the two agree.
 impl PartialEq for LaunchShape {
     fn eq(&self, other: &Self) -> bool {
         let (g, w) = (&self.grid, &self.workgroup);
@@ -37,6 +37,16 @@ impl PartialEq for LaunchShape {
             && (g[0] == og[0]) & (g[1] == og[1]) & (g[2] == og[2])
             && (w[0] == ow[0]) & (w[1] == ow[1]) & (w[2] == ow[2])
             && (self.lds_bytes == other.lds_bytes) & (self.scratch_bytes == other.scratch_bytes)
+    }
+}
+
+impl std::hash::Hash for LaunchShape {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.kernel_id.hash(state);
+        self.grid.hash(state);
+        self.workgroup.hash(state);
+        self.lds_bytes.hash(state);
+        self.scratch_bytes.hash(state);
     }
 }
 

@@ -12,7 +12,7 @@ use crate::frames::{
 };
 use crate::kernel_frame::{KernelFrame, LaunchLink};
 use crate::kernel_rows::{KernelRows, OrderKey};
-use crate::linkage::{CorrelationLinks, Link};
+use crate::linkage::{Link, LinkTable};
 use crate::records::{GraphLaunch, HipApiCall, MemoryCopy, Timed};
 use crate::staging::Staging;
 use crate::stats::WindowStats;
@@ -38,12 +38,12 @@ pub struct FinalisedWindow {
 /// Looks up each correlation id once per run of equal ids: a graph launch's
 /// dispatches share one id and sit next to each other once sorted.
 struct LinkCache<'a> {
-    links: &'a CorrelationLinks,
+    links: &'a LinkTable,
     last: Option<(u64, Link)>,
 }
 
 impl<'a> LinkCache<'a> {
-    fn new(links: &'a CorrelationLinks) -> Self {
+    fn new(links: &'a LinkTable) -> Self {
         Self { links, last: None }
     }
 
@@ -122,7 +122,7 @@ fn concat<R: Copy>(shards: &mut [Staging], column: impl Fn(&mut Staging) -> &mut
     all
 }
 
-pub(crate) fn build(mut shards: Vec<Staging>, stop_ns: u64, links: &CorrelationLinks) -> Built {
+pub(crate) fn build(mut shards: Vec<Staging>, stop_ns: u64, links: &LinkTable) -> Built {
     let mut copies = concat(&mut shards, |s| &mut s.copies);
     let mut api_calls = concat(&mut shards, |s| &mut s.api_calls);
     let mut graph_launches = concat(&mut shards, |s| &mut s.graph_launches);

@@ -12,9 +12,13 @@
 //! learns from HIP_STREAM SET callbacks (dispatch records have no stream).
 //!
 //! Locking: the id stacks are thread-local (push and pop run on every CPU op
-//! and take no lock). The correlation table is a sharded concurrent map
-//! (`DashMap`), written from application threads at API calls and read at
-//! finalisation.
+//! and take no lock). The links are a log of entries in shards, one per
+//! thread (a `Vec` under a lock only that thread takes while a window is
+//! open), appended at API calls and read at finalisation, where a sorted
+//! copy answers the join ([`LinkTable`]). Why not a concurrent map: an
+//! eager loop records an entry per HIP call, and a map kept each in a
+//! bucket of 40 bytes at a load of a half to seven eighths, hashed and
+//! locked on every call; the log keeps 40 bytes and appends.
 //!
 //! Bounds: entries are recorded only while a window is open, tagged with
 //! that window; they are dropped when neither that window nor the one opened
@@ -23,9 +27,10 @@
 
 use std::cell::RefCell;
 
-use dashmap::DashMap;
+use std::cell::Cell;
+use std::sync::{Mutex, MutexGuard, PoisonError};
 
-use crate::hash::BuildCorrelationHasher;
+use crate::staging::thread_shard;
 use crate::windows::WindowId;
 
 /// The two external correlation domains kineto keeps per thread.
@@ -85,6 +90,15 @@ impl Entry {
             external_id_default: set(Self::DEFAULT, self.external_id_default),
             external_id_user: set(Self::USER, self.external_id_user),
         }
+    }
+
+    /// Takes the values `later` set, keeping the rest.
+    fn merge(&mut self, later: &Entry) {
+        let (mut link, set) = (self.link(), later.link());
+        link.stream = set.stream.or(link.stream);
+        link.external_id_default = set.external_id_default.or(link.external_id_default);
+        link.external_id_user = set.external_id_user.or(link.external_id_user);
+        self.set_link(link);
     }
 
     fn set_link(&mut self, link: Link) {
@@ -175,21 +189,62 @@ pub(crate) fn current_external(store: u64) -> (Option<u64>, Option<u64>) {
     })
 }
 
+/// Shards of the link log: more than the threads that usually launch, so
+/// two rarely share one.
+const SHARDS: usize = 16;
+
+/// How far back in its shard a thread looks for the entry of the call it
+/// records for: the call in progress is its last, or one of the last few
+/// when calls nest (a HIP call made from inside another).
+const LOOK_BACK: usize = 4;
+
 /// Correlation id -> stream and external ids, for the finalisation join.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(crate) struct CorrelationLinks {
-    entries: DashMap<u64, Entry, BuildCorrelationHasher>,
+    shards: Box<[Mutex<Log>]>,
+}
+
+/// One shard's entries, by correlation id, in the order they were recorded.
+type Log = Vec<(u64, Entry)>;
+
+impl Default for CorrelationLinks {
+    fn default() -> Self {
+        Self {
+            shards: (0..SHARDS).map(|_| Mutex::default()).collect(),
+        }
+    }
 }
 
 impl CorrelationLinks {
+    fn shard(&self, index: usize) -> MutexGuard<'_, Log> {
+        self.shards[index]
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Changes this thread's entry for `correlation_id`, or appends one. An
+    /// entry another thread appended for the same id is merged with it in
+    /// [`CorrelationLinks::table`].
     fn update(&self, correlation_id: u64, window: WindowId, change: impl FnOnce(&mut Link)) {
-        let mut entry = self
-            .entries
-            .entry(correlation_id)
-            .or_insert_with(|| Entry::new(window));
-        let mut link = entry.link();
-        change(&mut link);
-        entry.set_link(link);
+        let mut shard = self.shard(thread_shard(SHARDS));
+        let recent = shard.iter_mut().rev().take(LOOK_BACK);
+        match recent
+            .map(|(c, e)| (*c, e))
+            .find(|(c, _)| *c == correlation_id)
+        {
+            Some((_, entry)) => {
+                let mut link = entry.link();
+                change(&mut link);
+                entry.set_link(link);
+            }
+            None => {
+                let mut entry = Entry::new(window);
+                let mut link = Link::default();
+                change(&mut link);
+                entry.set_link(link);
+                shard.push((correlation_id, entry));
+            }
+        }
     }
 
     pub(crate) fn record_external(
@@ -208,31 +263,189 @@ impl CorrelationLinks {
         self.update(correlation_id, window, |link| link.stream = Some(stream));
     }
 
-    pub(crate) fn get(&self, correlation_id: u64) -> Link {
-        self.entries
-            .get(&correlation_id)
-            .map_or_else(Link::default, |entry| entry.link())
+    /// Every link recorded so far, one per correlation id, for a window's
+    /// join. A thread records its calls in the order of their ids, so the
+    /// shards are sorted runs and sorting their concatenation merges them.
+    pub(crate) fn table(&self) -> LinkTable {
+        let mut entries = Vec::with_capacity(self.len());
+        for index in 0..self.shards.len() {
+            entries.extend_from_slice(&self.shard(index));
+        }
+        entries.sort_by_key(|&(c, _)| c);
+        // `dedup_by` hands the later of two equal ids first.
+        entries.dedup_by(|(c, later), (kept_c, kept)| {
+            let same = c == kept_c;
+            if same {
+                kept.merge(later);
+            }
+            same
+        });
+        LinkTable {
+            entries,
+            next: Cell::new(0),
+        }
     }
 
     /// Drops every entry whose window is finished with: neither it nor the
     /// window opened after it is still pending.
     pub(crate) fn forget_finished(&self, pending: &[WindowId]) {
-        self.entries.retain(|_, entry| {
-            let window = entry.window();
-            let next = WindowId(window.0 + 1);
-            pending.contains(&window) || pending.contains(&next)
-        });
-        self.entries.shrink_to_fit();
+        for index in 0..self.shards.len() {
+            let mut shard = self.shard(index);
+            shard.retain(|(_, entry)| {
+                let window = entry.window();
+                let next = WindowId(window.0 + 1);
+                pending.contains(&window) || pending.contains(&next)
+            });
+            shard.shrink_to_fit();
+        }
     }
 
+    /// Entries held (a correlation id recorded from two threads counts
+    /// twice).
     pub(crate) fn len(&self) -> usize {
-        self.entries.len()
+        (0..self.shards.len()).map(|i| self.shard(i).len()).sum()
+    }
+}
+
+/// The links sorted by correlation id, looked up in about the order they
+/// were recorded: a window's rows come sorted by start, and so mostly by
+/// correlation id.
+#[derive(Debug)]
+pub(crate) struct LinkTable {
+    entries: Vec<(u64, Entry)>,
+    /// Where the last lookup's entry ended: the next one is mostly at or
+    /// just after it.
+    next: Cell<usize>,
+}
+
+/// Entries tried from the last lookup's before searching the whole table.
+const LOOK_AHEAD: usize = 4;
+
+impl LinkTable {
+    pub(crate) fn get(&self, correlation_id: u64) -> Link {
+        let next = self.next.get();
+        let mut ahead = self.entries.iter().skip(next).take(LOOK_AHEAD);
+        let found = match ahead.position(|&(c, _)| c == correlation_id) {
+            Some(offset) => Some(next + offset),
+            None => self
+                .entries
+                .binary_search_by_key(&correlation_id, |&(c, _)| c)
+                .ok(),
+        };
+        match found {
+            Some(i) => {
+                self.next.set(i + 1);
+                self.entries[i].1.link()
+            }
+            None => Link::default(),
+        }
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::collections::HashMap;
+
+    /// Numbers below `m` from a seeded LCG.
+    fn below(seed: u64) -> impl FnMut(u64) -> u64 {
+        let mut state = seed;
+        move |m| {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (state >> 33) % m
+        }
+    }
+
+    #[test]
+    fn the_table_answers_as_a_map_of_every_update_would() {
+        let mut next = below(17);
+        for round in 0..40 {
+            let links = CorrelationLinks::default();
+            let window = WindowId(1);
+            // Four threads, each recording its own calls in id order, some
+            // calls nested (an inner call's entry between the outer call's
+            // external ids and its stream), some recorded twice.
+            let threads = 4;
+            let calls: Vec<Vec<(u64, u8, u64)>> = (0..threads)
+                .map(|t| {
+                    let mut out = Vec::new();
+                    let mut id = t;
+                    for _ in 0..next(60) {
+                        id += threads * (1 + next(3));
+                        let (a, b) = (next(100), next(100));
+                        match next(4) {
+                            0 => out.push((id, 0, a)),
+                            1 => out.push((id, 1, a)),
+                            2 => out.extend([(id, 0, a), (id, 1, b)]),
+                            _ => {
+                                let inner = id + threads;
+                                out.extend([(id, 0, a), (inner, 1, b), (id, 1, a + b)]);
+                                id = inner;
+                            }
+                        }
+                    }
+                    out
+                })
+                .collect();
+            std::thread::scope(|scope| {
+                for thread_calls in &calls {
+                    let links = &links;
+                    scope.spawn(move || {
+                        for &(id, what, value) in thread_calls {
+                            match what {
+                                0 => links.record_external(id, window, (Some(value), None)),
+                                _ => links.record_stream(id, window, value),
+                            }
+                        }
+                    });
+                }
+            });
+            let mut want: HashMap<u64, Link> = HashMap::new();
+            for &(id, what, value) in calls.iter().flatten() {
+                let link = want.entry(id).or_default();
+                match what {
+                    0 => (link.external_id_default, link.external_id_user) = (Some(value), None),
+                    _ => link.stream = Some(value),
+                }
+            }
+            let table = links.table();
+            let mut ids: Vec<u64> = want.keys().copied().collect();
+            ids.sort_unstable();
+            if round % 2 == 1 {
+                // Out of order, and ids never recorded.
+                ids.reverse();
+                ids.extend([0, u64::MAX, 5 * 4 + 3]);
+            }
+            for id in ids {
+                assert_eq!(
+                    table.get(id),
+                    want.get(&id).copied().unwrap_or_default(),
+                    "id {id}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn an_id_recorded_from_two_threads_keeps_what_each_set() {
+        let links = CorrelationLinks::default();
+        let window = WindowId(1);
+        links.record_external(9, window, (Some(1), Some(2)));
+        std::thread::scope(|scope| {
+            scope.spawn(|| links.record_stream(9, window, 7));
+        });
+        let link = links.table().get(9);
+        assert_eq!(
+            link,
+            Link {
+                stream: Some(7),
+                external_id_default: Some(1),
+                external_id_user: Some(2),
+            }
+        );
+    }
 
     #[test]
     fn an_entry_keeps_its_window_and_every_link_it_is_given() {

@@ -108,6 +108,11 @@ thread_local! {
     static THREAD_SHARD: usize = NEXT_THREAD_SHARD.fetch_add(1, Ordering::Relaxed);
 }
 
+/// This thread's shard among `shards`: staging's, and the link log's.
+pub(crate) fn thread_shard(shards: usize) -> usize {
+    THREAD_SHARD.with(|shard| *shard) % shards
+}
+
 /// A window's staging, split into independently locked shards.
 #[derive(Debug)]
 pub(crate) struct ShardedStaging {
@@ -135,7 +140,7 @@ impl ShardedStaging {
     }
 
     fn shard(&self) -> crate::sync::MutexGuard<'_, Staging> {
-        let shard = THREAD_SHARD.with(|shard| *shard) % self.shards.len();
+        let shard = thread_shard(self.shards.len());
         self.shards[shard]
             .lock()
             .unwrap_or_else(PoisonError::into_inner)

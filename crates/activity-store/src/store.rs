@@ -8,7 +8,7 @@
 //! | a window's staged records | one `Mutex` per shard | a push, for one batch |
 //! | limit reservation, drop counters | atomics | pushes |
 //! | open window id | atomic | `capture_for_api_call`, `record_stream` |
-//! | correlation -> stream / external ids | `DashMap` (sharded locks) | API-call callbacks; finalise |
+//! | correlation -> stream / external ids | one `Mutex` per shard of the link log | API-call callbacks, on the calling thread's shard; finalise |
 //! | in-flight correlation ids and their windows | `Mutex` + `Condvar` | `issue`, `retire`, waiters; a push (its records' routes) |
 //! | external id stacks | thread-local | `push_external` / `pop_external` |
 //!
@@ -193,7 +193,7 @@ impl ActivityStore {
         };
         let over_limit = window.over_limit.load(Ordering::Relaxed);
         let unplaced = window.unplaced.load(Ordering::Relaxed) as usize;
-        let built = finalise::build(window.staging.into_shards(), stop_ns, &self.links);
+        let built = finalise::build(window.staging.into_shards(), stop_ns, &self.links.table());
         let completeness =
             Completeness::of(outstanding, unplaced + built.started_after_stop as usize);
         self.drops

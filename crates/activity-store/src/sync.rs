@@ -3,11 +3,11 @@
 //! real code with Loom's checked primitives in their place. Without
 //! `--cfg loom` these are exactly `std`'s, and `Clock` is `Instant::now()`.
 //!
-//! Not swapped: the `DashMap` of correlation links and the
+//! Not swapped: the correlation-link log's shard locks and the
 //! thread-locals (staging shard, external id stacks), which Loom cannot see
 //! into; and `static` counters, which Loom's atomics cannot be. The model
-//! treats each `DashMap` call as one indivisible step between the checked
-//! ones (none holds a map lock across a lock or atomic of ours).
+//! treats each link-log call as one indivisible step between the checked
+//! ones (none holds a shard lock across a lock or atomic of ours).
 
 #[cfg(not(loom))]
 pub(crate) use std::sync::{

@@ -16,12 +16,13 @@
 //! table's read lock while it appends, which is what makes finalisation
 //! exact: once finalise holds the write lock and has taken the window out,
 //! no append to it is in progress and every later record for its range is
-//! counted as late), the link map inside table-read (a link is recorded
+//! counted as late), a link-log shard inside table-read (a link is recorded
 //! only while its window is pending, so none outlives its window), and
 //! the ledger inside table-read or table-write (a push looks its records'
 //! routes up in it; finalise counts the window's outstanding ids at the
 //! instant it takes the window out). The ledger is otherwise taken with no
-//! other lock held, and no map lock is held while taking one of ours. Every lock recovers from poisoning: the guarded data is updated by
+//! other lock held, and no link-log shard is held while taking another
+//! lock. Every lock recovers from poisoning: the guarded data is updated by
 //! single calls that leave it consistent, and a profiler must not turn one
 //! panic into a crash of the application's threads.
 

@@ -6,6 +6,32 @@ use std::fmt;
 
 use crate::ids::GraphKey;
 
+/// Declares a fieldless enum with `ALL`, its variants in declaration
+/// order, and `index`, a variant's place in `ALL`: the summary counts by
+/// index into small arrays and reads each variant back from `ALL`.
+macro_rules! counted_enum {
+    (
+        $(#[$meta:meta])*
+        pub enum $t:ident {
+            $( $(#[$variant_meta:meta])* $variant:ident, )+
+        }
+    ) => {
+        $(#[$meta])*
+        pub enum $t {
+            $( $(#[$variant_meta])* $variant, )+
+        }
+
+        impl $t {
+            pub(crate) const ALL: &'static [$t] = &[$($t::$variant),+];
+
+            #[inline]
+            pub(crate) const fn index(self) -> usize {
+                self as usize
+            }
+        }
+    };
+}
+
 /// The graph fields of one record.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum KeyVerdict {
@@ -50,78 +76,84 @@ impl LinkVerdict {
     }
 }
 
-/// How a key was proven (rules in `crate::attribute`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum KeyProof {
-    /// Every call that could have written the packet produces this one node
-    /// of this exec (rule 2).
-    OnlyPossibleNode,
-    /// One thread's records of this kind on one queue, matched to its calls
-    /// in dispatch order (rule 5).
-    QueueOrder,
-    /// One thread's records of this kind from calls on one stream, matched
-    /// to its calls in start order (rule 5).
-    StreamOrder,
-    /// Nodes running the same kernel told apart by their dependencies
-    /// (rule 4).
-    DependencyOrder,
-    /// Every assignment of the window's records to its calls' outputs that
-    /// satisfies rules 8 to 10 gives this record this node (`crate::joint`).
-    OnlyConsistentAssignment,
+counted_enum! {
+    /// How a key was proven (rules in `crate::attribute`).
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+    pub enum KeyProof {
+        /// Every call that could have written the packet produces this one node
+        /// of this exec (rule 2).
+        OnlyPossibleNode,
+        /// One thread's records of this kind on one queue, matched to its calls
+        /// in dispatch order (rule 5).
+        QueueOrder,
+        /// One thread's records of this kind from calls on one stream, matched
+        /// to its calls in start order (rule 5).
+        StreamOrder,
+        /// Nodes running the same kernel told apart by their dependencies
+        /// (rule 4).
+        DependencyOrder,
+        /// Every assignment of the window's records to its calls' outputs that
+        /// satisfies rules 8 to 10 gives this record this node (`crate::joint`).
+        OnlyConsistentAssignment,
+    }
 }
 
-/// How a link was proven.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum LinkProof {
-    /// Only one call could have written the packet (rule 3).
-    OnlyPossibleCall,
-    /// One thread's records of this kind on one queue, in dispatch order
-    /// (rule 5).
-    QueueOrder,
-    /// One thread's records of this kind from calls on one stream, in start
-    /// order (rule 5).
-    StreamOrder,
-    /// Every assignment of the window's records to its calls' outputs that
-    /// satisfies rules 8 to 10 gives this record this call (`crate::joint`).
-    OnlyConsistentAssignment,
+counted_enum! {
+    /// How a link was proven.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+    pub enum LinkProof {
+        /// Only one call could have written the packet (rule 3).
+        OnlyPossibleCall,
+        /// One thread's records of this kind on one queue, in dispatch order
+        /// (rule 5).
+        QueueOrder,
+        /// One thread's records of this kind from calls on one stream, in start
+        /// order (rule 5).
+        StreamOrder,
+        /// Every assignment of the window's records to its calls' outputs that
+        /// satisfies rules 8 to 10 gives this record this call (`crate::joint`).
+        OnlyConsistentAssignment,
+    }
 }
 
-/// Why a key or a link was withheld.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Reason {
-    /// Records of HIP calls were dropped in this window, so no call's
-    /// neighbourhood is known whole.
-    CallsDropped,
-    /// The record was processed outside any HIP call the window recorded
-    /// (the runtime's async thread, or a call whose record is missing).
-    ProcessedOutsideKnownCall,
-    /// A call that may have written the packet does work the tool cannot
-    /// name (an API it does not model, a graph it could not follow).
-    UnknownWorkNearby,
-    /// Its queue may have held as many packets as it has slots, when ROCr
-    /// defers processing and the two-hop rule does not hold.
-    QueueMayHaveOverflowed,
-    /// A call that may have written the packet ran across the window's
-    /// start or stop, next to calls the tool did not see.
-    WindowEdge,
-    /// Several nodes, or eager and graph work, may have written it.
-    Ambiguous,
-    /// Its exec runs this kernel at several nodes that its dependencies do
-    /// not order, or that the evidence could not tell apart.
-    RepeatedKernel,
-    /// Several calls may have written it.
-    SeveralCalls,
-    /// No call that may have written it produces such a record: what the
-    /// tool knows of the graphs does not match what ran.
-    NoProducer,
-    /// Its exec has no attribution id (see the tracker's anomalies).
-    ExecHasNoId,
-    /// The key would have been emitted for records of different kernels.
-    KeyCoversSeveralKernels,
-    /// No assignment of the window's records to its calls' outputs satisfies
-    /// rules 8 to 10: an assumption they rest on failed here, so nothing the
-    /// records of this kind were given is trusted.
-    Contradiction,
+counted_enum! {
+    /// Why a key or a link was withheld.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+    pub enum Reason {
+        /// Records of HIP calls were dropped in this window, so no call's
+        /// neighbourhood is known whole.
+        CallsDropped,
+        /// The record was processed outside any HIP call the window recorded
+        /// (the runtime's async thread, or a call whose record is missing).
+        ProcessedOutsideKnownCall,
+        /// A call that may have written the packet does work the tool cannot
+        /// name (an API it does not model, a graph it could not follow).
+        UnknownWorkNearby,
+        /// Its queue may have held as many packets as it has slots, when ROCr
+        /// defers processing and the two-hop rule does not hold.
+        QueueMayHaveOverflowed,
+        /// A call that may have written the packet ran across the window's
+        /// start or stop, next to calls the tool did not see.
+        WindowEdge,
+        /// Several nodes, or eager and graph work, may have written it.
+        Ambiguous,
+        /// Its exec runs this kernel at several nodes that its dependencies do
+        /// not order, or that the evidence could not tell apart.
+        RepeatedKernel,
+        /// Several calls may have written it.
+        SeveralCalls,
+        /// No call that may have written it produces such a record: what the
+        /// tool knows of the graphs does not match what ran.
+        NoProducer,
+        /// Its exec has no attribution id (see the tracker's anomalies).
+        ExecHasNoId,
+        /// The key would have been emitted for records of different kernels.
+        KeyCoversSeveralKernels,
+        /// No assignment of the window's records to its calls' outputs satisfies
+        /// rules 8 to 10: an assumption they rest on failed here, so nothing the
+        /// records of this kind were given is trusted.
+        Contradiction,
+    }
 }
 
 impl Reason {
@@ -175,41 +207,6 @@ fn add_counts<K: Ord + Copy>(map: &mut BTreeMap<K, u64>, variants: &[K], counts:
         }
     }
 }
-
-/// Every variant of a fieldless enum, and each one's place among them, for
-/// counting by index. `index` matches every listed variant, so a variant
-/// left off the list fails to compile; a test checks the list's order.
-macro_rules! counted {
-    ($t:ident: $($v:ident),+ $(,)?) => {
-        impl $t {
-            pub(crate) const ALL: &'static [$t] = &[$($t::$v),+];
-
-            #[inline]
-            pub(crate) const fn index(self) -> usize {
-                match self {
-                    $($t::$v)|+ => self as usize,
-                }
-            }
-        }
-    };
-}
-
-counted!(KeyProof: OnlyPossibleNode, QueueOrder, StreamOrder, DependencyOrder, OnlyConsistentAssignment);
-counted!(LinkProof: OnlyPossibleCall, QueueOrder, StreamOrder, OnlyConsistentAssignment);
-counted!(
-    Reason: CallsDropped,
-    ProcessedOutsideKnownCall,
-    UnknownWorkNearby,
-    QueueMayHaveOverflowed,
-    WindowEdge,
-    Ambiguous,
-    RepeatedKernel,
-    SeveralCalls,
-    NoProducer,
-    ExecHasNoId,
-    KeyCoversSeveralKernels,
-    Contradiction,
-);
 
 fn total<K>(m: &BTreeMap<K, u64>) -> u64 {
     m.values().sum()

@@ -347,14 +347,15 @@ mod tests {
     use super::*;
     use std::collections::HashMap;
 
-    /// Numbers below `m` from a seeded LCG.
+    /// Numbers below `m`: the store's own hasher over a counter from `seed`.
     fn below(seed: u64) -> impl FnMut(u64) -> u64 {
-        let mut state = seed;
+        use std::hash::Hasher;
+        let mut n = seed;
         move |m| {
-            state = state
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            (state >> 33) % m
+            n += 1;
+            let mut hasher = crate::hash::CorrelationHasher::default();
+            hasher.write_u64(n);
+            hasher.finish() % m
         }
     }
 

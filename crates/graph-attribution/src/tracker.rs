@@ -159,7 +159,7 @@ impl LaunchTracker {
     }
 
     /// Attribution ids that no future launch will carry, for
-    /// [`crate::ExecKnowledge::forget`] once their last window is verified.
+    /// [`crate::SessionMemory::forget`] once their last window is verified.
     pub fn take_retired_attributions(&self) -> Vec<AttributionId> {
         self.execs.take_retired()
     }

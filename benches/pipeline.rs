@@ -201,16 +201,7 @@ fn pipeline(c: &mut Criterion) {
             // As the tool reads them: no blit kernels here.
             let mut observations = Vec::with_capacity(finished.kernels.len());
             kernel_observations(&finished.kernels, &FastMap::default(), &mut observations);
-            let evidence = WindowEvidence {
-                observations: &observations,
-                calls: &calls,
-                open_edge: &[],
-                close_ns: u64::MAX,
-                complete: true,
-                calls_complete: true,
-                queue_slots: graph_attribution::evidence::DEFAULT_QUEUE_SLOTS,
-                kernels: &stubs,
-            };
+            let evidence = WindowEvidence::whole(&observations, &calls, &stubs, u64::MAX);
             let out = attribute_window(&evidence, &mut SessionMemory::new());
             assert_eq!(out.summary.attributed(), records);
             black_box(out.keys.len())

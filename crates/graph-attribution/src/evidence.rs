@@ -107,5 +107,29 @@ pub struct WindowEvidence<'a> {
     pub queue_slots: u64,
 }
 
+impl<'a> WindowEvidence<'a> {
+    /// A window seen whole: no call crossed its edges, it closed at
+    /// `close_ns`, every record and every call's record arrived, and its
+    /// queues hold rocclr's default number of packets. Anything else is a
+    /// field changed with struct update syntax.
+    pub fn whole(
+        observations: &'a [Observation],
+        calls: &'a [Call],
+        kernels: &'a dyn KernelLookup,
+        close_ns: u64,
+    ) -> WindowEvidence<'a> {
+        WindowEvidence {
+            observations,
+            calls,
+            open_edge: &[],
+            close_ns,
+            complete: true,
+            calls_complete: true,
+            kernels,
+            queue_slots: DEFAULT_QUEUE_SLOTS,
+        }
+    }
+}
+
 /// rocclr's AQL queue size when `ROC_AQL_QUEUE_SIZE` is not set.
 pub const DEFAULT_QUEUE_SLOTS: u64 = 16384;

@@ -506,14 +506,8 @@ pub(crate) mod testing {
     ) -> T {
         let kernels = kernels();
         let evidence = WindowEvidence {
-            observations,
-            calls,
-            open_edge: &[],
-            close_ns: u64::MAX / 2,
             complete: closed,
-            calls_complete: true,
-            kernels: &kernels,
-            queue_slots: 16384,
+            ..WindowEvidence::whole(observations, calls, &kernels, u64::MAX / 2)
         };
         let index = CallIndex::new(&evidence, &|_| false);
         let candidates =
@@ -569,16 +563,7 @@ mod tests {
         ];
         let obs = [record(1, 3, 1, (20, 30))];
         let kernels = kernels();
-        let evidence = crate::evidence::WindowEvidence {
-            observations: &obs,
-            calls: &calls,
-            open_edge: &[],
-            close_ns: 1000,
-            complete: true,
-            calls_complete: true,
-            kernels: &kernels,
-            queue_slots: 16384,
-        };
+        let evidence = crate::evidence::WindowEvidence::whole(&obs, &calls, &kernels, 1000);
         let index = CallIndex::new(&evidence, &|_| false);
         let cands = Candidates::from_lists(&[Ok(vec![(0, 0), (1, 0)])]);
         let joint = Joint::new(
@@ -608,16 +593,7 @@ mod tests {
         cands: &[Vec<(u32, u32)>],
     ) -> (Vec<KeyVerdict>, Vec<LinkVerdict>, JointOutcome) {
         let kernels = kernels();
-        let evidence = crate::evidence::WindowEvidence {
-            observations: obs,
-            calls,
-            open_edge: &[],
-            close_ns: 1000,
-            complete: true,
-            calls_complete: true,
-            kernels: &kernels,
-            queue_slots: 16384,
-        };
+        let evidence = crate::evidence::WindowEvidence::whole(obs, calls, &kernels, 1000);
         let index = CallIndex::new(&evidence, &|_| false);
         let candidates =
             Candidates::from_lists(&cands.iter().map(|c| Ok(c.clone())).collect::<Vec<_>>());

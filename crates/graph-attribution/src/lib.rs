@@ -58,16 +58,8 @@
 //!     end_ns: 305 + 10 * dispatch_id,
 //! };
 //! let observations = [record(8, 2), record(7, 1)];
-//! let evidence = WindowEvidence {
-//!     observations: &observations,
-//!     calls: &calls,
-//!     open_edge: &[],
-//!     close_ns: 1_000,
-//!     complete: true,
-//!     calls_complete: true,
-//!     queue_slots: 16384,
-//!     kernels: &stubs,
-//! };
+//! // Seen whole: no call crossed the window's edges, every record came.
+//! let evidence = WindowEvidence::whole(&observations, &calls, &stubs, 1_000);
 //! let out = attribute_window(&evidence, &mut SessionMemory::new());
 //! let nodes: Vec<u64> = out.keys.iter().map(|k| k.key().unwrap().graph_node_id()).collect();
 //! assert_eq!(nodes, [(1 << 32) | 1, 1 << 32]);

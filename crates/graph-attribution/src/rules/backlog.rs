@@ -158,10 +158,10 @@ impl InOrder {
         }
         q.last_arrival = arrival;
         // Spans touching at one instant overlap: only those that left
-        // before this one arrived are out (departures are kept in order). The spans added below leave no
-        // earlier than the last one, so none of them is out before the
-        // next arrival, and the depth only grows while they are added:
-        // it is checked once, after them.
+        // before this one arrived are out (departures are kept in order).
+        // The spans added below leave no earlier than the last one, so
+        // none of them is out before the next arrival, and the depth only
+        // grows while they are added: it is checked once, after them.
         q.left += q.departures[q.left..].partition_point(|&d| d < arrival);
         if q.departures.len() + departures.len() > q.departures.capacity()
             && q.left * 2 > q.departures.len()
@@ -377,14 +377,8 @@ mod tests {
                 .collect();
             let slots = 4 * (1 + next(6));
             let evidence = WindowEvidence {
-                observations: &observations,
-                calls: &calls,
-                open_edge: &[],
-                close_ns: u64::MAX,
-                complete: true,
-                calls_complete: true,
                 queue_slots: slots,
-                kernels: &kernels,
+                ..WindowEvidence::whole(&observations, &calls, &kernels, u64::MAX)
             };
             let index = CallIndex::new(&evidence, &|_| false);
             let spans: Vec<_> = index

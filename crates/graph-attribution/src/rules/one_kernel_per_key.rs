@@ -239,16 +239,7 @@ mod tests {
         let mut links = vec![linked(); records.len()];
         // No calls: every record is looked at alone (no launch runs).
         let stubs = std::collections::HashMap::<u64, u64>::new();
-        let evidence = WindowEvidence {
-            observations: &observations,
-            calls: &[],
-            open_edge: &[],
-            close_ns: u64::MAX,
-            complete: true,
-            calls_complete: true,
-            kernels: &stubs,
-            queue_slots: crate::evidence::DEFAULT_QUEUE_SLOTS,
-        };
+        let evidence = WindowEvidence::whole(&observations, &[], &stubs, u64::MAX);
         let index = CallIndex::new(&evidence, &|_| false);
         apply(&index, &observations, &[], &mut keys, &mut links, memory);
         (keys, links)

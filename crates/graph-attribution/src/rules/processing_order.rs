@@ -122,16 +122,7 @@ mod tests {
         observations: &'a [Observation],
         kernels: &'a HashMap<u64, u64>,
     ) -> WindowEvidence<'a> {
-        WindowEvidence {
-            observations,
-            calls,
-            open_edge: &[],
-            close_ns: 10_000,
-            complete: true,
-            calls_complete: true,
-            kernels,
-            queue_slots: 16384,
-        }
+        WindowEvidence::whole(observations, calls, kernels, 10_000)
     }
 
     #[test]

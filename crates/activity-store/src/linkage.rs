@@ -227,24 +227,22 @@ impl CorrelationLinks {
     /// [`CorrelationLinks::table`].
     fn update(&self, correlation_id: u64, window: WindowId, change: impl FnOnce(&mut Link)) {
         let mut shard = self.shard(thread_shard(SHARDS));
-        let recent = shard.iter_mut().rev().take(LOOK_BACK);
-        match recent
-            .map(|(c, e)| (*c, e))
-            .find(|(c, _)| *c == correlation_id)
-        {
-            Some((_, entry)) => {
-                let mut link = entry.link();
-                change(&mut link);
-                entry.set_link(link);
-            }
+        let back = shard
+            .iter()
+            .rev()
+            .take(LOOK_BACK)
+            .position(|&(c, _)| c == correlation_id);
+        let at = match back {
+            Some(back) => shard.len() - 1 - back,
             None => {
-                let mut entry = Entry::new(window);
-                let mut link = Link::default();
-                change(&mut link);
-                entry.set_link(link);
-                shard.push((correlation_id, entry));
+                shard.push((correlation_id, Entry::new(window)));
+                shard.len() - 1
             }
-        }
+        };
+        let entry = &mut shard[at].1;
+        let mut link = entry.link();
+        change(&mut link);
+        entry.set_link(link);
     }
 
     pub(crate) fn record_external(

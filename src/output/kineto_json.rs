@@ -470,7 +470,6 @@ pub fn emit_windows<S: TraceSink>(
         let mut flows_finished: FastSet<u64> =
             FastSet::with_capacity_and_hasher(window.runtime.len(), Default::default());
         let mut last_flow = None;
-        let mut kernel_lanes: Vec<Lane> = Vec::with_capacity(window.kernels.len());
         for kernel in &window.kernels {
             let device = kernel.device as u64;
             let lane = lanes.kernel(kernel);
@@ -519,7 +518,6 @@ pub fn emit_windows<S: TraceSink>(
             if kernel.blit().is_none() {
                 kernels_written += 1;
             }
-            kernel_lanes.push(lane);
         }
         for copy in &window.copies {
             let device = copy.device as u64;
@@ -707,13 +705,15 @@ pub fn emit_windows<S: TraceSink>(
         // Dependency arrows: one zero-length carrier event at each end (a
         // kineto activity carries one flow), fwdbwd flows as kineto writes.
         for dep in &window.dependencies {
-            let end_of = |r: GpuRef, source: bool| -> Option<(Lane, u64)> {
+            // A kernel's lane is found again, not kept per kernel: `Lanes`
+            // numbers each lane once, and a row of lanes would be 40 bytes a
+            // kernel for the few windows with dependency arrows.
+            let mut end_of = |r: GpuRef, source: bool| -> Option<(Lane, u64)> {
                 let (lane, start, end) = match r {
-                    GpuRef::Kernel(i) => (
-                        *kernel_lanes.get(i)?,
-                        window.kernels[i].start_ns,
-                        window.kernels[i].end_ns,
-                    ),
+                    GpuRef::Kernel(i) => {
+                        let k = window.kernels.get(i)?;
+                        (lanes.kernel(k), k.start_ns, k.end_ns)
+                    }
                     GpuRef::Copy(i) => {
                         let c = window.copies.get(i)?;
                         (Lanes::copy(c), c.start_ns, c.end_ns)

@@ -681,6 +681,8 @@ impl From<window::KernelActivity> for ffi::KernelActivity {
     fn from(k: window::KernelActivity) -> Self {
         let graph = k.graph;
         let blit = k.blit();
+        let (stream, correlation) = (k.stream(), k.correlation());
+        let (external_id, user_external_id) = (k.external_id(), k.user_external_id());
         let extras = k.extras.map(|e| *e).unwrap_or_default();
         // Instances after the sums: the C++ face writes every pair as an
         // arg, so per-dimension keys reach kineto's writer unchanged.
@@ -692,11 +694,11 @@ impl From<window::KernelActivity> for ffi::KernelActivity {
         ffi::KernelActivity {
             name_index: k.name_index,
             device: k.device,
-            stream: k.stream.unwrap_or(0),
-            has_stream: k.stream.is_some(),
+            stream: stream.unwrap_or(0),
+            has_stream: stream.is_some(),
             queue: k.queue,
-            correlation: k.correlation.unwrap_or(0),
-            has_correlation: k.correlation.is_some(),
+            correlation: correlation.unwrap_or(0),
+            has_correlation: correlation.is_some(),
             dispatch_id: k.dispatch_id,
             start_ns: k.start_ns,
             end_ns: k.end_ns,
@@ -708,10 +710,10 @@ impl From<window::KernelActivity> for ffi::KernelActivity {
             block_z: k.block[2],
             lds_bytes: k.lds_bytes,
             scratch_bytes: k.scratch_bytes,
-            has_external_id: k.external_id.is_some(),
-            external_id: k.external_id.unwrap_or(0),
-            has_user_external_id: k.user_external_id.is_some(),
-            user_external_id: k.user_external_id.unwrap_or(0),
+            has_external_id: external_id.is_some(),
+            external_id: external_id.unwrap_or(0),
+            has_user_external_id: user_external_id.is_some(),
+            user_external_id: user_external_id.unwrap_or(0),
             has_graph: graph.is_some(),
             graph_id: graph.map_or(0, |g| g.graph_id),
             graph_node_id: graph.map_or(0, |g| g.graph_node_id),

@@ -5,6 +5,7 @@
 //! Why its own type: the writers (our JSON writer, the C++ face) read the
 //! same window, and only the bridge (src/bridge.rs) needs its C++ shape.
 pub use activity_store::CopyDirection;
+pub use nonmax::NonMaxU64;
 
 /// A record's graph node, vouched for or repaired by attribution.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -31,9 +32,13 @@ pub enum Blit {
 ///
 /// A window holds a million of these, so what few kernels carry (counters,
 /// a blit, a replay pass, a thread trace) lives in [`KernelExtras`] behind
-/// one pointer: 184 bytes a kernel instead of 280, so a window of them
-/// first-touches one page fewer per 42 kernels (a page fault costs about
-/// 2 us on the machines here: `scripts/bench-cost.sh`).
+/// one pointer, and the optional ids are [`NonMaxU64`]s, whose `None` takes
+/// no tag word: 144 bytes a kernel instead of 280, so a window of them
+/// first-touches one page fewer per 28 kernels than at 184 bytes (a first
+/// touch costs from 0.3 to several us on the machines here:
+/// `scripts/bench-cost.sh`). No stream handle, queue handle, SDK
+/// correlation id or kineto external id is `u64::MAX`; [`id`] reads one
+/// that were as unknown.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct KernelActivity {
     /// Index into `FinishedWindow::kernel_names` (demangled) and
@@ -41,10 +46,10 @@ pub struct KernelActivity {
     pub name_index: u32,
     pub device: u32,
     /// `None`: the kernel goes on a lane named after its HSA queue.
-    pub stream: Option<u64>,
+    pub stream: Option<NonMaxU64>,
     pub queue: u64,
     /// The launching call; `None`: no flow arrow, no External id.
-    pub correlation: Option<u64>,
+    pub correlation: Option<NonMaxU64>,
     pub dispatch_id: u64,
     pub start_ns: u64,
     pub end_ns: u64,
@@ -52,12 +57,12 @@ pub struct KernelActivity {
     pub block: [u32; 3],
     pub lds_bytes: u32,
     pub scratch_bytes: u32,
-    pub external_id: Option<u64>,
-    pub user_external_id: Option<u64>,
+    pub external_id: Option<NonMaxU64>,
+    pub user_external_id: Option<NonMaxU64>,
     pub graph: Option<GraphNode>,
     /// `Some(queue)`: a graph replay's work on another hardware queue than
     /// its first node's, drawn on a branch lane of its launching stream.
-    pub branch: Option<u64>,
+    pub branch: Option<NonMaxU64>,
     /// `None`: nothing of [`KernelExtras`]; never a box of nothing when made
     /// by [`KernelExtras::boxed`].
     pub extras: Option<Box<KernelExtras>>,
@@ -66,7 +71,12 @@ pub struct KernelActivity {
 // The window's footprint is a cost goal (issue 14): growing this row is a
 // decision, not an accident.
 #[cfg(target_pointer_width = "64")]
-const _: () = assert!(std::mem::size_of::<KernelActivity>() <= 184);
+const _: () = assert!(std::mem::size_of::<KernelActivity>() <= 144);
+
+/// An optional id as a kernel row keeps it.
+pub fn id(value: Option<u64>) -> Option<NonMaxU64> {
+    value.and_then(NonMaxU64::new)
+}
 
 /// What few kernels carry beside the common fields.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -100,6 +110,26 @@ impl KernelExtras {
 }
 
 impl KernelActivity {
+    pub fn stream(&self) -> Option<u64> {
+        self.stream.map(u64::from)
+    }
+
+    pub fn correlation(&self) -> Option<u64> {
+        self.correlation.map(u64::from)
+    }
+
+    pub fn external_id(&self) -> Option<u64> {
+        self.external_id.map(u64::from)
+    }
+
+    pub fn user_external_id(&self) -> Option<u64> {
+        self.user_external_id.map(u64::from)
+    }
+
+    pub fn branch(&self) -> Option<u64> {
+        self.branch.map(u64::from)
+    }
+
     pub fn counters(&self) -> &[(String, f64)] {
         self.extras.as_deref().map_or(&[], |e| &e.counters)
     }

@@ -118,7 +118,7 @@ impl Lanes {
 
     fn kernel(&mut self, k: &KernelActivity) -> Lane {
         let device = u64::from(k.device);
-        match (k.stream, k.branch) {
+        match (k.stream(), k.branch()) {
             (Some(s), Some(q)) => self.branch(device, s, q),
             (Some(s), None) => Lanes::stream(device, s),
             (None, _) => self.queue(device, k.queue),
@@ -176,7 +176,7 @@ fn launches_of(window: &FinishedWindow) -> FastMap<u64, Launched> {
     let mut out: FastMap<u64, Launched> =
         FastMap::with_capacity_and_hasher(window.runtime.len(), Default::default());
     for (index, kernel) in window.kernels.iter().enumerate() {
-        if let Some(correlation) = kernel.correlation {
+        if let Some(correlation) = kernel.correlation() {
             let entry = out.entry(correlation).or_default();
             if kernel.blit().is_some() {
                 entry.copies += 1;
@@ -209,11 +209,11 @@ fn kernel_args<'a>(
     symbol: &'a str,
 ) -> (&'static str, &'a str) {
     args.push((K::Device.into(), Arg::Int(kernel.device.into())));
-    if let Some(stream) = kernel.stream {
+    if let Some(stream) = kernel.stream() {
         args.push((K::Stream.into(), Arg::Int(stream)));
     }
     args.push((K::HsaQueue.into(), Arg::Int(kernel.queue)));
-    if let Some(correlation) = kernel.correlation {
+    if let Some(correlation) = kernel.correlation() {
         args.push((K::Correlation.into(), Arg::Int(correlation)));
     }
     args.push((K::DispatchId.into(), Arg::Int(kernel.dispatch_id)));
@@ -260,7 +260,7 @@ fn kernel_args<'a>(
             ("gpu_memcpy", vocab::copy_event_name(direction))
         }
     };
-    if let (Some(_), Some(external_id)) = (kernel.correlation, kernel.external_id) {
+    if let (Some(_), Some(external_id)) = (kernel.correlation(), kernel.external_id()) {
         args.push((EXTERNAL_ID, Arg::Int(external_id)));
     }
     graph_args(args, kernel.graph);
@@ -291,9 +291,9 @@ fn plain_kernel_shape(
     tid: u64,
     kernel: &KernelActivity,
 ) -> (ShapeKey, Varying) {
-    let external = kernel.correlation.and(kernel.external_id);
-    let present = u64::from(kernel.stream.is_some())
-        | u64::from(kernel.correlation.is_some()) << 1
+    let external = kernel.correlation().and(kernel.external_id());
+    let present = u64::from(kernel.stream().is_some())
+        | u64::from(kernel.correlation().is_some()) << 1
         | u64::from(external.is_some()) << 2
         | u64::from(kernel.graph.is_some()) << 3;
     let pair = |a: u32, b: u32| u64::from(a) | u64::from(b) << 32;
@@ -303,7 +303,7 @@ fn plain_kernel_shape(
         pair(kernel.name_index, kernel.device),
         present,
         tid,
-        kernel.stream.unwrap_or(0),
+        kernel.stream().unwrap_or(0),
         kernel.queue,
         pair(kernel.grid[0], kernel.grid[1]),
         pair(kernel.grid[2], kernel.block[0]),
@@ -312,7 +312,7 @@ fn plain_kernel_shape(
         kernel.graph.map_or(0, |g| g.graph_id),
     ]);
     let mut values = Varying::default();
-    if let Some(correlation) = kernel.correlation {
+    if let Some(correlation) = kernel.correlation() {
         values.push(correlation);
     }
     values.push(kernel.dispatch_id);
@@ -503,7 +503,7 @@ pub fn emit_windows<S: TraceSink>(
             // A launch's kernels mostly follow one another: the one before
             // finished its flow already.
             if let Some(correlation) = kernel
-                .correlation
+                .correlation()
                 .filter(|c| Some(*c) != last_flow && flows_finished.insert(*c))
             {
                 writer.flow(
@@ -514,7 +514,7 @@ pub fn emit_windows<S: TraceSink>(
                     kernel.start_ns,
                 )?;
             }
-            last_flow = kernel.correlation.or(last_flow);
+            last_flow = kernel.correlation().or(last_flow);
             if kernel.blit().is_none() {
                 kernels_written += 1;
             }
@@ -833,16 +833,16 @@ fn bandwidth<'a>(args: &mut Vec<(ArgKey<'a>, Arg<'a>)>, bytes: u64, start: u64, 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::window::{CopyDirection, RuntimeActivity};
+    use crate::window::{id, CopyDirection, RuntimeActivity};
     use serde_json::Value;
 
     fn kernel(correlation: u64, stream: Option<u64>, linked: bool) -> KernelActivity {
         KernelActivity {
             name_index: 0,
             device: 1,
-            stream,
+            stream: id(stream),
             queue: 0x7f00_0000_1000,
-            correlation: linked.then_some(correlation),
+            correlation: id(linked.then_some(correlation)),
             dispatch_id: correlation,
             start_ns: 2_000,
             end_ns: 3_000,
@@ -850,7 +850,7 @@ mod tests {
             block: [64, 1, 1],
             lds_bytes: 0,
             scratch_bytes: 0,
-            external_id: Some(42),
+            external_id: id(Some(42)),
             user_external_id: None,
             graph: None,
             branch: None,
@@ -987,12 +987,12 @@ mod tests {
                         k.block = [64, 1, 1 + pick(7, 2) as u32];
                         k.lds_bytes = 512 * pick(8, 2) as u32;
                         k.scratch_bytes = 16 * pick(9, 2) as u32;
-                        k.external_id = (pick(10, 2) > 0).then_some(40 + i % 3);
+                        k.external_id = id((pick(10, 2) > 0).then_some(40 + i % 3));
                         k.graph = (pick(11, 3) > 0).then(|| GraphNode {
                             graph_id: pick(11, 3),
                             graph_node_id: (1 << 60) + i,
                         });
-                        k.branch = (pick(12, 4) == 0).then_some(0x2000);
+                        k.branch = id((pick(12, 4) == 0).then_some(0x2000));
                         k
                     })
                     .collect();

@@ -8,8 +8,8 @@ use super::replay;
 use super::thread_traces;
 use super::timeline::{self, TimelineContext, TimelineEvidence};
 use crate::window::{
-    CopyActivity, DeviceLane, FinishedWindow, GraphNode, KernelActivity, KernelExtras, ReplayPass,
-    RuntimeActivity,
+    id, CopyActivity, DeviceLane, FinishedWindow, GraphNode, KernelActivity, KernelExtras,
+    ReplayPass, RuntimeActivity,
 };
 use activity_store::{CopyDirection, FastMap, FinalisedWindow};
 use rocprofiler_sys::hip_runtime_api_id;
@@ -92,9 +92,9 @@ pub fn finish(mut window: FinalisedWindow, span: &WindowSpan, cx: &Context) -> F
         let kernel = KernelActivity {
             name_index: shape_names[shape_id],
             device: place_devices[place_id],
-            stream: link.stream,
+            stream: id(link.stream),
             queue: k.places()[place_id].queue,
-            correlation: link.launch_correlation_id,
+            correlation: id(link.launch_correlation_id),
             dispatch_id,
             start_ns,
             end_ns,
@@ -102,8 +102,8 @@ pub fn finish(mut window: FinalisedWindow, span: &WindowSpan, cx: &Context) -> F
             block: shape.workgroup,
             lds_bytes: shape.lds_bytes,
             scratch_bytes: shape.scratch_bytes,
-            external_id: link.external_id_default,
-            user_external_id: link.external_id_user,
+            external_id: id(link.external_id_default),
+            user_external_id: id(link.external_id_user),
             graph: k.graph_key(row).map(|(graph_id, graph_node_id)| GraphNode {
                 graph_id,
                 graph_node_id,

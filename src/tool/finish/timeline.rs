@@ -25,7 +25,7 @@
 use crate::vocabulary as vocab;
 use crate::window::{
     Annotation, Blit, Dependency, EventActivity, FinishedWindow, GpuAnnotation, GpuRef, GraphNode,
-    HostFnActivity, Overhead, SyncActivity, SyncKind,
+    HostFnActivity, NonMaxU64, Overhead, SyncActivity, SyncKind,
 };
 use activity_store::{BuildCorrelationHasher, CopyDirection, FastMap, FinalisedWindow};
 use dashmap::DashMap;
@@ -461,7 +461,7 @@ pub fn finish(
         let mut devices: FastMap<u64, u32> = FastMap::default();
         let mut last = None;
         for k in &out.kernels {
-            if let (Some(s), Some(_)) = (k.stream, k.correlation) {
+            if let (Some(s), Some(_)) = (k.stream(), k.correlation()) {
                 // A launch's kernels repeat the pair: inserting it again
                 // would change nothing.
                 if last != Some((s, k.device)) {
@@ -536,7 +536,7 @@ fn memsets_and_blit_copies(
     // Once per kernel name, not per kernel.
     let families: Vec<Option<bool>> = out.kernel_symbols.iter().map(|s| blit_family(s)).collect();
     for (i, k) in out.kernels.iter().enumerate() {
-        let Some(correlation) = k.correlation else {
+        let Some(correlation) = k.correlation() else {
             continue;
         };
         let Some(fill) = families.get(k.name_index as usize).copied().flatten() else {
@@ -658,7 +658,7 @@ fn branches(out: &mut FinishedWindow) {
         }
     };
     for k in &out.kernels {
-        if let (Some(c), Some(_), Some(_)) = (k.correlation, k.graph, k.stream) {
+        if let (Some(c), Some(_), Some(_)) = (k.correlation(), k.graph, k.stream()) {
             let at = (k.start_ns, k.queue);
             match &mut run {
                 Some((rc, first)) if *rc == c => *first = (*first).min(at),
@@ -669,7 +669,7 @@ fn branches(out: &mut FinishedWindow) {
     settle(run);
     let mut last: Option<(u64, Option<u64>)> = None;
     for k in &mut out.kernels {
-        if let (Some(c), Some(_), Some(_)) = (k.correlation, k.graph, k.stream) {
+        if let (Some(c), Some(_), Some(_)) = (k.correlation(), k.graph, k.stream()) {
             let queue = match last {
                 Some((lc, q)) if lc == c => q,
                 _ => {
@@ -679,7 +679,7 @@ fn branches(out: &mut FinishedWindow) {
                 }
             };
             if queue.is_some_and(|q| q != k.queue) {
-                k.branch = Some(k.queue);
+                k.branch = NonMaxU64::new(k.queue);
             }
         }
     }
@@ -693,7 +693,7 @@ fn stream_neighbours(out: &FinishedWindow, stream: u64, before: u64) -> (Option<
     let work = out
         .kernels
         .iter()
-        .map(|k| (k.stream, k.correlation, k.start_ns, k.end_ns))
+        .map(|k| (k.stream(), k.correlation(), k.start_ns, k.end_ns))
         .chain(
             out.copies
                 .iter()
@@ -871,7 +871,7 @@ fn host_functions(
         let Some((graph_id, device, stream)) = present.values().find_map(|r| match *r {
             GpuRef::Kernel(i) => {
                 let k = &out.kernels[i];
-                Some((k.graph?.graph_id, k.device, k.stream?))
+                Some((k.graph?.graph_id, k.device, k.stream()?))
             }
             _ => None,
         }) else {
@@ -977,7 +977,7 @@ fn graph_event_records(
         let Some((graph_id, device, stream)) = present.values().find_map(|r| match *r {
             GpuRef::Kernel(i) => {
                 let k = &out.kernels[i];
-                Some((k.graph?.graph_id, k.device, k.stream?))
+                Some((k.graph?.graph_id, k.device, k.stream()?))
             }
             _ => None,
         }) else {
@@ -1032,7 +1032,7 @@ fn any_launch_ran(cx: &TimelineContext, is: impl Fn(&NodeDetail) -> bool) -> boo
 fn present_nodes(out: &FinishedWindow) -> BTreeMap<u64, BTreeMap<usize, GpuRef>> {
     let mut replays: BTreeMap<u64, BTreeMap<usize, GpuRef>> = BTreeMap::new();
     for (i, k) in out.kernels.iter().enumerate() {
-        if let (Some(c), Some(n)) = (k.correlation, node_of(k.graph)) {
+        if let (Some(c), Some(n)) = (k.correlation(), node_of(k.graph)) {
             replays.entry(c).or_default().insert(n, GpuRef::Kernel(i));
         }
     }
@@ -1137,9 +1137,9 @@ fn annotations(
             e.1 = e.1.max(end);
         };
         for k in &out.kernels {
-            if let (Some(c), Some(s)) = (k.correlation, k.stream) {
+            if let (Some(c), Some(s)) = (k.correlation(), k.stream()) {
                 if inside(c) {
-                    add(k.device, s, k.branch, k.start_ns, k.end_ns);
+                    add(k.device, s, k.branch(), k.start_ns, k.end_ns);
                 }
             }
         }
@@ -1175,7 +1175,7 @@ pub fn demangle(symbol: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::window::KernelActivity;
+    use crate::window::{id, KernelActivity};
 
     #[test]
     fn kernel_symbols_are_demangled_and_others_kept() {
@@ -1197,9 +1197,9 @@ mod tests {
         let kernel = |node: u64, correlation: u64, end_ns: u64| KernelActivity {
             name_index: 0,
             device: 0,
-            stream: Some(1),
+            stream: id(Some(1)),
             queue: 0,
-            correlation: Some(correlation),
+            correlation: id(Some(correlation)),
             dispatch_id: correlation * 10 + node,
             start_ns: end_ns - 5,
             end_ns,
@@ -1279,9 +1279,9 @@ mod tests {
         let fill = |dispatch_id: u64, correlation: u64| KernelActivity {
             name_index: 0,
             device: 0,
-            stream: Some(1),
+            stream: id(Some(1)),
             queue: 0,
-            correlation: Some(correlation),
+            correlation: id(Some(correlation)),
             dispatch_id,
             start_ns: dispatch_id * 10,
             end_ns: dispatch_id * 10 + 5,

@@ -12,7 +12,7 @@ use activity_store::{ActivityStore, FastMap, KernelDispatch, StoreConfig};
 use criterion::{black_box, criterion_group, criterion_main, Criterion, Throughput};
 use graph_attribution::{
     attribute_window, AttributionId, Call, CallWork, ExecHandle, GraphHandle, GraphStructure,
-    HostKernel, NodeHandle, NodeWork, SessionMemory, WindowEvidence,
+    HostKernel, NodeHandle, NodeWork, ObservedTable, SessionMemory, WindowEvidence,
 };
 use kineto_rocm::tool::sdk::decode::{decode, Decoded};
 use kineto_rocm::tool::{kernel_observations, KERNELS_PER_PUSH};
@@ -200,8 +200,15 @@ fn pipeline(c: &mut Criterion) {
             let finished = store.finalise(window).unwrap();
             // As the tool reads them: no blit kernels here.
             let mut observations = Vec::with_capacity(finished.kernels.len());
-            kernel_observations(&finished.kernels, &FastMap::default(), &mut observations);
-            let evidence = WindowEvidence::whole(&observations, &calls, &stubs, u64::MAX);
+            let mut observed = ObservedTable::default();
+            kernel_observations(
+                &finished.kernels,
+                &FastMap::default(),
+                &mut observed,
+                &mut observations,
+            );
+            let evidence =
+                WindowEvidence::whole(&observations, observed.values(), &calls, &stubs, u64::MAX);
             let out = attribute_window(&evidence, &mut SessionMemory::new());
             assert_eq!(out.summary.attributed(), records);
             black_box(out.keys.len())

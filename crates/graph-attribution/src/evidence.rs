@@ -4,9 +4,11 @@
 
 use std::sync::Arc;
 
+use rustc_hash::FxHashMap;
+
 use crate::ids::AttributionId;
 use crate::structure::ExecContents;
-use crate::work::{FillParts, HostKernel, KernelLookup, Observed, Output};
+use crate::work::{BlitKind, FillParts, HostKernel, KernelLookup, Observed, Output};
 
 /// One completed kernel dispatch or memory copy record.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -15,7 +17,9 @@ pub struct Observation {
     /// that processed its packet (ROCr's intercept runs on whichever thread
     /// rings the doorbell), not necessarily the call that launched it.
     pub correlation_id: u64,
-    pub observed: Observed,
+    /// What the record shows, in its window's [`ObservedTable`]
+    /// ([`WindowEvidence::observed`] reads it).
+    pub observed: ObservedId,
     /// The hardware queue (0 for copy-engine transfers).
     pub queue_id: u64,
     /// The SDK's dispatch id: a process-wide counter taken as packets are
@@ -24,6 +28,47 @@ pub struct Observation {
     pub dispatch_id: Option<u64>,
     pub start_ns: u64,
     pub end_ns: u64,
+}
+
+// The rules' passes read a million of these a window: growing the row is a
+// decision, not an accident.
+#[cfg(target_pointer_width = "64")]
+const _: () = assert!(std::mem::size_of::<Observation>() <= 56);
+
+/// What a record shows, as an index into its window's
+/// [`WindowEvidence::observed`] table: a window's records show few distinct
+/// things, and an index keeps an observation at 56 bytes instead of 88
+/// (the rules' passes over a million of them move that many bytes).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ObservedId(u32);
+
+impl ObservedId {
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+/// What a window's records show, each distinct thing once.
+#[derive(Clone, Debug, Default)]
+pub struct ObservedTable {
+    values: Vec<Observed>,
+    ids: FxHashMap<Observed, ObservedId>,
+}
+
+impl ObservedTable {
+    /// The id of `observed`, added the first time it is seen.
+    pub fn intern(&mut self, observed: Observed) -> ObservedId {
+        let next = ObservedId(self.values.len() as u32);
+        *self.ids.entry(observed).or_insert_with(|| {
+            self.values.push(observed);
+            next
+        })
+    }
+
+    /// Every distinct thing, indexed by its id.
+    pub fn values(&self) -> &[Observed] {
+        &self.values
+    }
 }
 
 /// What one HIP call may put on the device.
@@ -85,6 +130,9 @@ pub struct Span {
 #[derive(Clone, Copy)]
 pub struct WindowEvidence<'a> {
     pub observations: &'a [Observation],
+    /// What the observations show, by [`ObservedId`]
+    /// ([`ObservedTable::values`]).
+    pub observed: &'a [Observed],
     /// The HIP calls issued while the window was open.
     pub calls: &'a [Call],
     /// Calls in flight when the window opened, or when it was finished
@@ -114,12 +162,14 @@ impl<'a> WindowEvidence<'a> {
     /// field changed with struct update syntax.
     pub fn whole(
         observations: &'a [Observation],
+        observed: &'a [Observed],
         calls: &'a [Call],
         kernels: &'a dyn KernelLookup,
         close_ns: u64,
     ) -> WindowEvidence<'a> {
         WindowEvidence {
             observations,
+            observed,
             calls,
             open_edge: &[],
             close_ns,
@@ -131,5 +181,118 @@ impl<'a> WindowEvidence<'a> {
     }
 }
 
+impl WindowEvidence<'_> {
+    /// What `observation` shows. An id outside the table matches no call's
+    /// work (a runtime kernel no modelled call produces), so its record is
+    /// withheld, never attributed.
+    #[inline]
+    pub fn observed(&self, observation: &Observation) -> &Observed {
+        const NOTHING_MODELLED: Observed = Observed::Blit(BlitKind::Other);
+        self.observed
+            .get(observation.observed.index())
+            .unwrap_or(&NOTHING_MODELLED)
+    }
+}
+
 /// rocclr's AQL queue size when `ROC_AQL_QUEUE_SIZE` is not set.
 pub const DEFAULT_QUEUE_SLOTS: u64 = 16384;
+
+#[cfg(test)]
+pub(crate) mod testing {
+    use std::sync::LazyLock;
+
+    use super::ObservedId;
+    use crate::work::{KernelShape, Observed};
+
+    /// What the unit tests' records show: kernel `k` (below 256) with a
+    /// grid of 64 work-items in blocks of 64 is entry `k`.
+    pub(crate) static KERNELS_SHOWN: LazyLock<Vec<Observed>> = LazyLock::new(|| {
+        (0..256)
+            .map(|kernel_id| {
+                Observed::Kernel(KernelShape {
+                    kernel_id,
+                    grid: [64, 1, 1],
+                    block: [64, 1, 1],
+                })
+            })
+            .collect()
+    });
+
+    /// Kernel `k`'s entry in [`KERNELS_SHOWN`].
+    pub(crate) fn kernel_shown(k: u64) -> ObservedId {
+        assert!(k < 256, "the tests' table holds kernels 0 to 255");
+        ObservedId(k as u32)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::attribute::attribute_window;
+    use crate::session::SessionMemory;
+    use crate::verdict::{KeyVerdict, Reason};
+    use crate::work::KernelShape;
+
+    fn kernel(kernel_id: u64, grid: u32) -> Observed {
+        Observed::Kernel(KernelShape {
+            kernel_id,
+            grid: [grid, 1, 1],
+            block: [64, 1, 1],
+        })
+    }
+
+    #[test]
+    fn a_table_gives_one_id_per_distinct_thing_and_reads_it_back() {
+        let mut table = ObservedTable::default();
+        let shown = [kernel(1, 64), kernel(2, 64), kernel(1, 128), kernel(1, 64)];
+        let ids: Vec<ObservedId> = shown.iter().map(|&o| table.intern(o)).collect();
+        assert_eq!(ids[0], ids[3], "the same thing keeps its id");
+        assert_ne!(ids[0], ids[1], "another kernel");
+        assert_ne!(ids[0], ids[2], "the same kernel in another shape");
+        assert_eq!(table.values().len(), 3);
+        for (id, o) in ids.iter().zip(&shown) {
+            assert_eq!(&table.values()[id.index()], o);
+        }
+    }
+
+    #[test]
+    fn a_record_whose_id_is_outside_the_table_is_withheld_not_guessed() {
+        let mut table = ObservedTable::default();
+        let known = table.intern(kernel(7, 64));
+        let record = |observed| Observation {
+            correlation_id: 1,
+            observed,
+            queue_id: 1,
+            dispatch_id: Some(1),
+            start_ns: 20,
+            end_ns: 30,
+        };
+        let calls = [Call {
+            correlation_id: 1,
+            thread_id: 1,
+            enter_ns: 0,
+            exit_ns: 10,
+            stream: Some(1),
+            work: CallWork::Kernel(HostKernel::from_blocks(0xa0, [1, 1, 1], [64, 1, 1])),
+        }];
+        let stubs: std::collections::HashMap<u64, u64> = [(0xa0, 7)].into_iter().collect();
+        let outcome = |observed| {
+            let observations = [record(observed)];
+            let evidence =
+                WindowEvidence::whole(&observations, table.values(), &calls, &stubs, 100);
+            attribute_window(&evidence, &mut SessionMemory::new()).keys[0]
+        };
+        assert_eq!(
+            outcome(known),
+            KeyVerdict::NotGraphed,
+            "the table's kernel is the call's"
+        );
+        assert!(
+            matches!(
+                outcome(ObservedId(known.0 + 1)),
+                KeyVerdict::Withheld(Reason::NoProducer)
+            ),
+            "an id past the table matches nothing"
+        );
+    }
+}

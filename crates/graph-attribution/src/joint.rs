@@ -118,7 +118,7 @@ impl Joint {
             .iter()
             .enumerate()
             .filter(|&(r, _)| candidates.get(r).is_err())
-            .map(|(_, o)| MatchKey::of(&o.observed))
+            .map(|(_, o)| MatchKey::of(index.evidence.observed(o)))
             .collect();
         let closed = index.evidence.complete && index.evidence.calls_complete && !index.has_edges();
         for slot in &mut slots {
@@ -329,12 +329,17 @@ pub(crate) fn apply(
     );
     for (r, o) in observations.iter().enumerate() {
         if joint.bounded[r] && joint.record_edges(r as u32).next().is_none() {
-            joint.contradicted.insert(MatchKey::of(&o.observed));
+            joint
+                .contradicted
+                .insert(MatchKey::of(index.evidence.observed(o)));
         }
     }
     if !joint.contradicted.is_empty() {
         for (r, o) in observations.iter().enumerate() {
-            if joint.contradicted.contains(&MatchKey::of(&o.observed)) {
+            if joint
+                .contradicted
+                .contains(&MatchKey::of(index.evidence.observed(o)))
+            {
                 keys[r] = KeyVerdict::Withheld(Reason::Contradiction);
                 links[r] = LinkVerdict::Unlinked(Reason::Contradiction);
                 outcome.contradicted += 1;
@@ -418,9 +423,10 @@ fn agreement(index: &CallIndex<'_>, joint: &Joint, r: u32) -> (Agreement, Option
 #[cfg(test)]
 pub(crate) mod testing {
     use super::*;
+    pub(crate) use crate::evidence::testing::{kernel_shown, KERNELS_SHOWN};
     use crate::evidence::{Call, CallWork, WindowEvidence};
     use crate::structure::{ExecContents, NodeSpec, NodeWork};
-    use crate::work::{HostKernel, KernelShape, Observed};
+    use crate::work::HostKernel;
     use std::collections::HashMap;
     use std::sync::Arc;
 
@@ -482,11 +488,7 @@ pub(crate) mod testing {
     pub fn record(corr: u64, k: u64, dispatch_id: u64, times: (u64, u64)) -> Observation {
         Observation {
             correlation_id: corr,
-            observed: Observed::Kernel(KernelShape {
-                kernel_id: k,
-                grid: [64, 1, 1],
-                block: [64, 1, 1],
-            }),
+            observed: kernel_shown(k),
             queue_id: 1,
             dispatch_id: Some(dispatch_id),
             start_ns: times.0,
@@ -507,7 +509,7 @@ pub(crate) mod testing {
         let kernels = kernels();
         let evidence = WindowEvidence {
             complete: closed,
-            ..WindowEvidence::whole(observations, calls, &kernels, u64::MAX / 2)
+            ..WindowEvidence::whole(observations, &KERNELS_SHOWN, calls, &kernels, u64::MAX / 2)
         };
         let index = CallIndex::new(&evidence, &|_| false);
         let candidates =
@@ -563,7 +565,8 @@ mod tests {
         ];
         let obs = [record(1, 3, 1, (20, 30))];
         let kernels = kernels();
-        let evidence = crate::evidence::WindowEvidence::whole(&obs, &calls, &kernels, 1000);
+        let evidence =
+            crate::evidence::WindowEvidence::whole(&obs, &KERNELS_SHOWN, &calls, &kernels, 1000);
         let index = CallIndex::new(&evidence, &|_| false);
         let cands = Candidates::from_lists(&[Ok(vec![(0, 0), (1, 0)])]);
         let joint = Joint::new(
@@ -593,7 +596,8 @@ mod tests {
         cands: &[Vec<(u32, u32)>],
     ) -> (Vec<KeyVerdict>, Vec<LinkVerdict>, JointOutcome) {
         let kernels = kernels();
-        let evidence = crate::evidence::WindowEvidence::whole(obs, calls, &kernels, 1000);
+        let evidence =
+            crate::evidence::WindowEvidence::whole(obs, &KERNELS_SHOWN, calls, &kernels, 1000);
         let index = CallIndex::new(&evidence, &|_| false);
         let candidates =
             Candidates::from_lists(&cands.iter().map(|c| Ok(c.clone())).collect::<Vec<_>>());

@@ -49,9 +49,15 @@
 //!     },
 //! }];
 //! let stubs: HashMap<u64, u64> = [(0xa0, 7), (0xb0, 8)].into_iter().collect();
-//! let record = |kernel_id, dispatch_id| Observation {
+//! // What records show is interned: a window shows few distinct things.
+//! let mut shown = ObservedTable::default();
+//! let mut record = |kernel_id, dispatch_id| Observation {
 //!     correlation_id: 42,
-//!     observed: Observed::Kernel(KernelShape { kernel_id, grid: [65536, 1, 1], block: [256, 1, 1] }),
+//!     observed: shown.intern(Observed::Kernel(KernelShape {
+//!         kernel_id,
+//!         grid: [65536, 1, 1],
+//!         block: [256, 1, 1],
+//!     })),
 //!     queue_id: 1,
 //!     dispatch_id: Some(dispatch_id),
 //!     start_ns: 300 + 10 * dispatch_id,
@@ -59,7 +65,7 @@
 //! };
 //! let observations = [record(8, 2), record(7, 1)];
 //! // Seen whole: no call crossed the window's edges, every record came.
-//! let evidence = WindowEvidence::whole(&observations, &calls, &stubs, 1_000);
+//! let evidence = WindowEvidence::whole(&observations, shown.values(), &calls, &stubs, 1_000);
 //! let out = attribute_window(&evidence, &mut SessionMemory::new());
 //! let nodes: Vec<u64> = out.keys.iter().map(|k| k.key().unwrap().graph_node_id()).collect();
 //! assert_eq!(nodes, [(1 << 32) | 1, 1 << 32]);
@@ -96,7 +102,7 @@ pub use assumptions::{Assumptions, DISTRUST_VAR};
 pub use attribute::{attribute_window, attribute_window_record_by_record, AttributedWindow};
 pub use diagnostics::{Anomaly, AnomalyCounts};
 pub use env::{graph_attribution_enabled, switch_value, DISABLE_GRAPH_ATTRIBUTION_VAR};
-pub use evidence::{Call, CallWork, Observation, Span, WindowEvidence};
+pub use evidence::{Call, CallWork, Observation, ObservedId, ObservedTable, Span, WindowEvidence};
 pub use ids::{AttributionId, ExecHandle, ExecIdentity, GraphKey, LaunchedExec, NodeId};
 pub use launch_log::{LaunchEnding, LaunchLog, LaunchRecord};
 pub use launch_stack::STACK_CAPACITY;

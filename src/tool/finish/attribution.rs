@@ -27,7 +27,8 @@ use activity_store::{
 use graph_attribution::{
     attribute_window, Assumptions, BlitKind, Call, CallWork, Direction, ExecContents, ExecHandle,
     ExecIdentity, GraphKey, GraphStructure, KernelShape, KeyVerdict, LaunchCall, LaunchTracker,
-    LinkVerdict, Observation, Observed, SessionMemory, TrackerConfig, WindowEvidence,
+    LinkVerdict, Observation, Observed, ObservedId, ObservedTable, SessionMemory, TrackerConfig,
+    WindowEvidence,
 };
 use std::cell::OnceCell;
 use std::collections::HashMap;
@@ -297,20 +298,21 @@ impl Attribution {
         let blits = self.blits.read().unwrap_or_else(|p| p.into_inner()).clone();
         let stubs = self.stubs.read().unwrap_or_else(|p| p.into_inner()).clone();
         let mut observations = Vec::with_capacity(window.kernels.len() + window.copies.len());
-        kernel_observations(&window.kernels, &blits, &mut observations);
+        let mut observed = ObservedTable::default();
+        kernel_observations(&window.kernels, &blits, &mut observed, &mut observations);
         // A copy whose direction the decoder could not read matches nothing
         // and is withheld with "no matching producer".
         for row in window.copies.rows() {
             observations.push(Observation {
                 correlation_id: row.correlation_id,
-                observed: Observed::Copy {
+                observed: observed.intern(Observed::Copy {
                     direction: direction(row.direction).unwrap_or(Direction::HostToHost),
                     bytes: if direction(row.direction).is_some() {
                         row.bytes
                     } else {
                         u64::MAX
                     },
-                },
+                }),
                 queue_id: 0,
                 dispatch_id: None,
                 start_ns: row.start_ns,
@@ -351,6 +353,7 @@ impl Attribution {
             .collect();
         let evidence = WindowEvidence {
             observations: &observations,
+            observed: observed.values(),
             calls: &calls,
             open_edge,
             close_ns: span.closed_ns,
@@ -503,23 +506,27 @@ fn fill_links(frame: &mut impl Attributable, links: &[LinkVerdict], calls: &CpuS
 
 /// What the rules read of a window's kernel records, appended to `out` in
 /// row order: the columns they need, not whole rows gathered from every
-/// column, and what a kernel ran worked out once per launch shape
-/// (`blits`: the runtime's own blit kernels, by kernel id).
+/// column, and what a kernel ran worked out once per launch shape and
+/// interned in `table` (`blits`: the runtime's own blit kernels, by kernel
+/// id).
 pub fn kernel_observations(
     kernels: &KernelFrame,
     blits: &FastMap<u64, BlitKind>,
+    table: &mut ObservedTable,
     out: &mut Vec<Observation>,
 ) {
-    let observed: Vec<Observed> = kernels
+    let observed: Vec<ObservedId> = kernels
         .launch_shapes()
         .iter()
-        .map(|shape| match blits.get(&shape.kernel_id) {
-            Some(&kind) => Observed::Blit(kind),
-            None => Observed::Kernel(KernelShape {
-                kernel_id: shape.kernel_id,
-                grid: shape.grid,
-                block: shape.workgroup,
-            }),
+        .map(|shape| {
+            table.intern(match blits.get(&shape.kernel_id) {
+                Some(&kind) => Observed::Blit(kind),
+                None => Observed::Kernel(KernelShape {
+                    kernel_id: shape.kernel_id,
+                    grid: shape.grid,
+                    block: shape.workgroup,
+                }),
+            })
         })
         .collect();
     let queues: Vec<u64> = kernels.places().iter().map(|p| p.queue).collect();

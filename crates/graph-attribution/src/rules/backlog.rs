@@ -266,6 +266,7 @@ fn deepest(mut arrivals: Vec<u64>, mut departures: Vec<u64>) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::evidence::testing::{kernel_shown, KERNELS_SHOWN};
 
     /// The sweep it replaces: arrivals before departures at equal times.
     fn swept(spans: &[(u64, u64)]) -> usize {
@@ -334,7 +335,7 @@ mod tests {
     #[test]
     fn a_windows_runs_give_the_queues_its_records_one_by_one_give() {
         use crate::evidence::{Call, CallWork, WindowEvidence};
-        use crate::work::{KernelShape, Observed};
+
         use std::collections::HashMap;
         let mut next = crate::test_rng::below(11);
         let kernels: HashMap<u64, u64> = HashMap::new();
@@ -363,11 +364,7 @@ mod tests {
                     };
                     Observation {
                         correlation_id,
-                        observed: Observed::Kernel(KernelShape {
-                            kernel_id: 1,
-                            grid: [1, 1, 1],
-                            block: [1, 1, 1],
-                        }),
+                        observed: kernel_shown(1),
                         queue_id: 0x10 + next(2),
                         dispatch_id: (next(8) > 0).then_some(0),
                         start_ns: 0,
@@ -378,7 +375,7 @@ mod tests {
             let slots = 4 * (1 + next(6));
             let evidence = WindowEvidence {
                 queue_slots: slots,
-                ..WindowEvidence::whole(&observations, &calls, &kernels, u64::MAX)
+                ..WindowEvidence::whole(&observations, &KERNELS_SHOWN, &calls, &kernels, u64::MAX)
             };
             let index = CallIndex::new(&evidence, &|_| false);
             let spans: Vec<_> = index

@@ -216,7 +216,7 @@ fn launch_run(
     for (i, o) in observations[r..].iter().enumerate() {
         let k = first + run;
         if index.processed_by(r + i) != Some(p)
-            || exec.only_output(k, &o.observed).is_none()
+            || exec.only_output(k, index.evidence.observed(o)).is_none()
             || on_overflowed_queue(o, overflowing)
         {
             break;
@@ -256,16 +256,21 @@ fn candidates(
         // exactly what the interval query below would find.
         HullProducers::One(call) => {
             let guess = next[call as usize];
-            if let Some(k) = index.only_output(call, guess, &observation.observed) {
+            if let Some(k) = index.only_output(call, guess, index.evidence.observed(observation)) {
                 out.push((call, k));
                 next[call as usize] = k + 1;
             } else {
-                let key = MatchKey::of(&observation.observed);
+                let key = MatchKey::of(index.evidence.observed(observation));
                 out.extend(
                     index
                         .outputs_under(call, &key)
                         .iter()
-                        .filter(|&&k| index.output(call, k).output.matches(&observation.observed))
+                        .filter(|&&k| {
+                            index
+                                .output(call, k)
+                                .output
+                                .matches(index.evidence.observed(observation))
+                        })
                         .map(|&k| (call, k)),
                 );
                 if let [(_, k)] = out[start..] {
@@ -274,7 +279,7 @@ fn candidates(
             }
         }
         HullProducers::Several => {
-            let key = MatchKey::of(&observation.observed);
+            let key = MatchKey::of(index.evidence.observed(observation));
             let Some(producers) = index.producers().get(&key) else {
                 return Err(Reason::NoProducer);
             };
@@ -284,7 +289,10 @@ fn candidates(
                     .overlapping(hull.start, hull.end)
                     .map(|entry| producers.entries[entry as usize])
                     .filter(|&(call, k)| {
-                        index.output(call, k).output.matches(&observation.observed)
+                        index
+                            .output(call, k)
+                            .output
+                            .matches(index.evidence.observed(observation))
                     }),
             );
             let found = &mut out[start..];

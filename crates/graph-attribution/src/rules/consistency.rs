@@ -9,7 +9,7 @@
 use rustc_hash::FxHashMap;
 
 use crate::calls::{CallIndex, Produced};
-use crate::evidence::Observation;
+use crate::evidence::{Observation, WindowEvidence};
 use crate::ids::AttributionId;
 use crate::work::{BlitKind, Direction, Observed, Output};
 
@@ -32,7 +32,7 @@ pub(crate) fn contradicted(
             continue;
         }
         let records = grouped.of(call);
-        match produces_exactly(index.outputs(call), records.clone(), observations) {
+        match produces_exactly(index.outputs(call), records.clone(), index.evidence) {
             Match::InOrder => {
                 // Rule 1 may then take the launch's records whole
                 // (`candidates::launch_run`).
@@ -159,12 +159,13 @@ impl Grouped {
 fn produces_exactly(
     outputs: &[Produced],
     records: Records<'_>,
-    observations: &[Observation],
+    evidence: &WindowEvidence<'_>,
 ) -> Match {
+    let observations = evidence.observations;
     if outputs.len() != records.len() {
         return Match::Not;
     }
-    let observed = |r: u32| &observations[r as usize].observed;
+    let observed = |r: u32| evidence.observed(&observations[r as usize]);
     // A launch's records mostly arrive in node order: then each is its
     // output, and no count is needed.
     let at_its_place = |p: &Produced, o: &Observed| match p.output {
@@ -177,7 +178,7 @@ fn produces_exactly(
         Records::Run(run) => outputs
             .iter()
             .zip(&observations[run.start as usize..run.end as usize])
-            .all(|(p, o)| at_its_place(p, &o.observed)),
+            .all(|(p, o)| at_its_place(p, evidence.observed(o))),
         Records::Listed(_) => outputs
             .iter()
             .zip(records.clone())

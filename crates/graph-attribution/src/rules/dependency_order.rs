@@ -73,7 +73,10 @@ pub(crate) fn apply(
         let mut groups: HashMap<Observed, Vec<usize>> = HashMap::new();
         for &i in records {
             if keys[i] == KeyVerdict::Withheld(Reason::RepeatedKernel) {
-                groups.entry(observations[i].observed).or_default().push(i);
+                groups
+                    .entry(*index.evidence.observed(&observations[i]))
+                    .or_default()
+                    .push(i);
             }
         }
         for (observed, group) in groups {

@@ -77,7 +77,7 @@ pub(crate) fn prune(
     for (r, o) in observations.iter().enumerate() {
         if joint.bounded[r] {
             groups
-                .entry(MatchKey::of(&o.observed))
+                .entry(MatchKey::of(index.evidence.observed(o)))
                 .or_default()
                 .0
                 .push(r as u32);

@@ -154,7 +154,7 @@ pub(crate) fn apply(
                 all_keyed = false;
                 continue;
             };
-            let now = work(&o.observed);
+            let now = work(index.evidence.observed(o));
             let entry = seen.entry(key);
             match *entry {
                 Seen::Unseen => {
@@ -197,18 +197,14 @@ pub(crate) fn apply(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::evidence::testing::{kernel_shown, KERNELS_SHOWN};
     use crate::evidence::WindowEvidence;
     use crate::verdict::{KeyProof, LinkProof};
-    use crate::work::KernelShape;
 
     fn record(kernel_id: u64) -> Observation {
         Observation {
             correlation_id: 1,
-            observed: Observed::Kernel(KernelShape {
-                kernel_id,
-                grid: [64, 1, 1],
-                block: [64, 1, 1],
-            }),
+            observed: kernel_shown(kernel_id),
             queue_id: 1,
             dispatch_id: Some(kernel_id),
             start_ns: 0,
@@ -239,7 +235,7 @@ mod tests {
         let mut links = vec![linked(); records.len()];
         // No calls: every record is looked at alone (no launch runs).
         let stubs = std::collections::HashMap::<u64, u64>::new();
-        let evidence = WindowEvidence::whole(&observations, &[], &stubs, u64::MAX);
+        let evidence = WindowEvidence::whole(&observations, &KERNELS_SHOWN, &[], &stubs, u64::MAX);
         let index = CallIndex::new(&evidence, &|_| false);
         apply(&index, &observations, &[], &mut keys, &mut links, memory);
         (keys, links)

@@ -85,10 +85,11 @@ pub(crate) fn latest_processing(
 mod tests {
     use super::*;
     use crate::calls::CallIndex;
+    use crate::evidence::testing::{kernel_shown, KERNELS_SHOWN};
     use crate::evidence::{Call, CallWork, WindowEvidence};
     use crate::rules::candidates::Slot;
     use crate::verdict::{KeyVerdict, LinkVerdict, Reason};
-    use crate::work::{HostKernel, KernelShape, Observed};
+    use crate::work::HostKernel;
     use std::collections::HashMap;
 
     fn call(corr: u64, thread: u64, enter: u64, exit: u64) -> Call {
@@ -105,11 +106,7 @@ mod tests {
     fn record(corr: u64, dispatch_id: Option<u64>) -> Observation {
         Observation {
             correlation_id: corr,
-            observed: Observed::Kernel(KernelShape {
-                kernel_id: 7,
-                grid: [64, 1, 1],
-                block: [64, 1, 1],
-            }),
+            observed: kernel_shown(7),
             queue_id: 1,
             dispatch_id,
             start_ns: 1_000,
@@ -122,7 +119,7 @@ mod tests {
         observations: &'a [Observation],
         kernels: &'a HashMap<u64, u64>,
     ) -> WindowEvidence<'a> {
-        WindowEvidence::whole(observations, calls, kernels, 10_000)
+        WindowEvidence::whole(observations, &KERNELS_SHOWN, calls, kernels, 10_000)
     }
 
     #[test]

@@ -82,8 +82,11 @@ pub(crate) fn apply(
     }
     let mut groups: HashMap<MatchKey, Vec<usize>> = HashMap::new();
     for (i, o) in observations.iter().enumerate() {
-        if !matches!(o.observed, Observed::Copy { .. }) {
-            groups.entry(MatchKey::of(&o.observed)).or_default().push(i);
+        if !matches!(index.evidence.observed(o), Observed::Copy { .. }) {
+            groups
+                .entry(MatchKey::of(index.evidence.observed(o)))
+                .or_default()
+                .push(i);
         }
     }
     for (key, mut records) in groups {
@@ -158,7 +161,7 @@ fn assign(
     // complete, so its one record is here).
     let copies: Vec<&Observed> = observations
         .iter()
-        .map(|o| &o.observed)
+        .map(|o| index.evidence.observed(o))
         .filter(|o| matches!(o, Observed::Copy { .. }))
         .collect();
     let mut per_call: HashMap<u32, Vec<Option<NodeId>>> = HashMap::new();

@@ -22,6 +22,7 @@ pub fn attribute_with(
 ) -> AttributedWindow {
     let evidence = WindowEvidence {
         observations: &w.observations,
+        observed: &trace.observed,
         calls: &w.calls,
         open_edge: &w.open_edge,
         close_ns: w.close_ns,
@@ -44,13 +45,13 @@ pub fn wrongs(w: &Window, out: &AttributedWindow) -> Vec<String> {
                     .is_some_and(|g| g.id == Some(key.graph_id) && g.node == key.node.0);
                 if !right {
                     bad.push(format!(
-                        "record {i} ({}, processed in call {}): key {key} by {proof:?}, truth {truth:?}",
+                        "record {i} ({:?}, processed in call {}): key {key} by {proof:?}, truth {truth:?}",
                         o.observed, o.correlation_id
                     ));
                 }
             }
             KeyVerdict::NotGraphed if truth.graph.is_some() => bad.push(format!(
-                "record {i} ({}, processed in call {}): not graphed, truth {truth:?}",
+                "record {i} ({:?}, processed in call {}): not graphed, truth {truth:?}",
                 o.observed, o.correlation_id
             )),
             _ => {}
@@ -62,7 +63,7 @@ pub fn wrongs(w: &Window, out: &AttributedWindow) -> Vec<String> {
         {
             if correlation_id != truth.call {
                 bad.push(format!(
-                    "record {i} ({}, processed in call {}): linked to call {correlation_id} by {proof:?}, truth call {}",
+                    "record {i} ({:?}, processed in call {}): linked to call {correlation_id} by {proof:?}, truth call {}",
                     o.observed, o.correlation_id, truth.call
                 ));
             }
@@ -232,7 +233,7 @@ pub fn kinds_per_node(trace: &Trace) -> HashMap<(AttributionId, u32), HashSet<Ob
             if let Some(id) = g.id {
                 m.entry((id, g.node))
                     .or_default()
-                    .insert(r.observation.observed);
+                    .insert(trace.observed[r.observation.observed.index()]);
             }
         }
     }
@@ -273,7 +274,7 @@ pub fn provable(
         .filter(|&n| {
             graph
                 .output(n, &trace.kernels)
-                .is_some_and(|out| out.matches(&o.observed))
+                .is_some_and(|out| out.matches(&trace.observed[o.observed.index()]))
         })
         .collect();
     if same.len() <= 1 {

@@ -39,7 +39,7 @@ use std::sync::Arc;
 use graph_attribution::{
     AttributionId, BlitKind, Call, CallWork, Direction, ExecContents, ExecHandle, FillParts,
     GraphHandle, GraphStructure, HostKernel, KernelShape, NodeHandle, NodeWork, Observation,
-    Observed, Output, Span,
+    Observed, ObservedTable, Output, Span,
 };
 
 use crate::rng::Rng;
@@ -370,6 +370,8 @@ pub struct Sim {
     queues: HashMap<u64, QueueState>,
     calls: Vec<(Call, usize)>,
     records: Vec<Rec>,
+    /// What the records show, interned as the tool's finishing does.
+    observed: ObservedTable,
     gpu: Vec<GpuItem>,
     seq: u64,
     dispatch: u64,
@@ -423,6 +425,7 @@ impl Sim {
             queues: HashMap::new(),
             calls: Vec::new(),
             records: Vec::new(),
+            observed: ObservedTable::default(),
             gpu: Vec::new(),
             seq: 0,
             dispatch: 0,
@@ -605,7 +608,7 @@ impl Sim {
                         self.records.push(Rec {
                             observation: Observation {
                                 correlation_id: corr,
-                                observed,
+                                observed: self.observed.intern(observed),
                                 queue_id: queue,
                                 dispatch_id: Some(self.dispatch),
                                 start_ns: 0,
@@ -627,7 +630,7 @@ impl Sim {
                 self.records.push(Rec {
                     observation: Observation {
                         correlation_id: corr,
-                        observed,
+                        observed: self.observed.intern(observed),
                         queue_id: 0,
                         dispatch_id: None,
                         start_ns: 0,
@@ -973,6 +976,7 @@ impl Sim {
         Trace {
             calls: self.calls.into_iter().map(|(c, _)| c).collect(),
             records: self.records,
+            observed: self.observed.values().to_vec(),
             kernels: self.kernels,
             graphs: self.graphs,
             end: self.now,
@@ -1004,6 +1008,8 @@ fn node_work(kind: NodeKind) -> NodeWork {
 pub struct Trace {
     pub calls: Vec<Call>,
     pub records: Vec<Rec>,
+    /// What the records show, by their observations' ids.
+    pub observed: Vec<Observed>,
     pub kernels: HashMap<u64, u64>,
     pub graphs: Vec<GraphDef>,
     /// After the last step.

@@ -715,7 +715,7 @@ impl From<window::KernelActivity> for ffi::KernelActivity {
             has_user_external_id: user_external_id.is_some(),
             user_external_id: user_external_id.unwrap_or(0),
             has_graph: graph.is_some(),
-            graph_id: graph.map_or(0, |g| g.graph_id),
+            graph_id: graph.map_or(0, |g| g.graph_id.get()),
             graph_node_id: graph.map_or(0, |g| g.graph_node_id),
             counter_names,
             counter_values,
@@ -764,7 +764,7 @@ impl From<window::CopyActivity> for ffi::CopyActivity {
             has_external_id: c.external_id.is_some(),
             external_id: c.external_id.unwrap_or(0),
             has_graph: graph.is_some(),
-            graph_id: graph.map_or(0, |g| g.graph_id),
+            graph_id: graph.map_or(0, |g| g.graph_id.get()),
             graph_node_id: graph.map_or(0, |g| g.graph_node_id),
         }
     }
@@ -841,7 +841,7 @@ impl From<FinishedWindow> for ffi::WindowActivities {
                     has_external_id: e.external_id.is_some(),
                     external_id: e.external_id.unwrap_or(0),
                     has_graph: e.graph.is_some(),
-                    graph_id: e.graph.map_or(0, |g| g.graph_id),
+                    graph_id: e.graph.map_or(0, |g| g.graph_id.get()),
                     graph_node_id: e.graph.map_or(0, |g| g.graph_node_id),
                 })
                 .collect(),
@@ -856,7 +856,7 @@ impl From<FinishedWindow> for ffi::WindowActivities {
                     start_ns: h.start_ns,
                     end_ns: h.end_ns,
                     has_graph: h.graph.is_some(),
-                    graph_id: h.graph.map_or(0, |g| g.graph_id),
+                    graph_id: h.graph.map_or(0, |g| g.graph_id.get()),
                     graph_node_id: h.graph.map_or(0, |g| g.graph_node_id),
                     has_branch: h.branch.is_some(),
                     branch_queue: h.branch.unwrap_or(0),

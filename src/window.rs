@@ -6,13 +6,26 @@
 //! same window, and only the bridge (src/bridge.rs) needs its C++ shape.
 pub use activity_store::CopyDirection;
 pub use nonmax::NonMaxU64;
+use std::num::NonZeroU64;
 
 /// A record's graph node, vouched for or repaired by attribution.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct GraphNode {
-    pub graph_id: u64,
+    /// Never 0, which means "not graphed" (`graph_attribution`'s
+    /// `AttributionId`): so an `Option<GraphNode>` takes no tag word.
+    pub graph_id: NonZeroU64,
     /// Packed: above 2^53 for most nodes.
     pub graph_node_id: u64,
+}
+
+impl GraphNode {
+    /// The node, or `None` for graph id 0 (not graphed).
+    pub fn new(graph_id: u64, graph_node_id: u64) -> Option<GraphNode> {
+        Some(GraphNode {
+            graph_id: NonZeroU64::new(graph_id)?,
+            graph_node_id,
+        })
+    }
 }
 
 /// What a runtime blit kernel did, once its HIP call (or graph node) is
@@ -71,7 +84,7 @@ pub struct KernelActivity {
 // The window's footprint is a cost goal (issue 14): growing this row is a
 // decision, not an accident.
 #[cfg(target_pointer_width = "64")]
-const _: () = assert!(std::mem::size_of::<KernelActivity>() <= 144);
+const _: () = assert!(std::mem::size_of::<KernelActivity>() <= 136);
 
 /// An optional id as a kernel row keeps it.
 pub fn id(value: Option<u64>) -> Option<NonMaxU64> {

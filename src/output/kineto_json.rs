@@ -196,7 +196,7 @@ fn launches_of(window: &FinishedWindow) -> FastMap<u64, Launched> {
 
 fn graph_args<'a>(args: &mut Vec<(ArgKey<'a>, Arg<'a>)>, graph: Option<GraphNode>) {
     if let Some(graph) = graph {
-        args.push((K::GraphId.into(), Arg::Int(graph.graph_id)));
+        args.push((K::GraphId.into(), Arg::Int(graph.graph_id.get())));
         args.push((K::GraphNodeId.into(), Arg::Int(graph.graph_node_id)));
     }
 }
@@ -309,7 +309,7 @@ fn plain_kernel_shape(
         pair(kernel.grid[2], kernel.block[0]),
         pair(kernel.block[1], kernel.block[2]),
         pair(kernel.lds_bytes, kernel.scratch_bytes),
-        kernel.graph.map_or(0, |g| g.graph_id),
+        kernel.graph.map_or(0, |g| g.graph_id.get()),
     ]);
     let mut values = Varying::default();
     if let Some(correlation) = kernel.correlation() {
@@ -988,10 +988,7 @@ mod tests {
                         k.lds_bytes = 512 * pick(8, 2) as u32;
                         k.scratch_bytes = 16 * pick(9, 2) as u32;
                         k.external_id = id((pick(10, 2) > 0).then_some(40 + i % 3));
-                        k.graph = (pick(11, 3) > 0).then(|| GraphNode {
-                            graph_id: pick(11, 3),
-                            graph_node_id: (1 << 60) + i,
-                        });
+                        k.graph = GraphNode::new(pick(11, 3), (1 << 60) + i);
                         k.branch = id((pick(12, 4) == 0).then_some(0x2000));
                         k
                     })

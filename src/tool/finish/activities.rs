@@ -104,10 +104,9 @@ pub fn finish(mut window: FinalisedWindow, span: &WindowSpan, cx: &Context) -> F
             scratch_bytes: shape.scratch_bytes,
             external_id: id(link.external_id_default),
             user_external_id: id(link.external_id_user),
-            graph: k.graph_key(row).map(|(graph_id, graph_node_id)| GraphNode {
-                graph_id,
-                graph_node_id,
-            }),
+            graph: k
+                .graph_key(row)
+                .and_then(|(graph_id, graph_node_id)| GraphNode::new(graph_id, graph_node_id)),
             branch: None,
             extras: None,
         };
@@ -248,10 +247,7 @@ fn pass_extras(
 
 /// Both halves of a key, or none: a record is never shown half-attributed.
 fn graph_node(graph_id: Option<u64>, graph_node_id: Option<u64>) -> Option<GraphNode> {
-    Some(GraphNode {
-        graph_id: graph_id?,
-        graph_node_id: graph_node_id?,
-    })
+    GraphNode::new(graph_id?, graph_node_id?)
 }
 
 fn device_or_host(devices: &Devices, agent: u64) -> i64 {

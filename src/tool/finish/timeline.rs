@@ -871,7 +871,7 @@ fn host_functions(
         let Some((graph_id, device, stream)) = present.values().find_map(|r| match *r {
             GpuRef::Kernel(i) => {
                 let k = &out.kernels[i];
-                Some((k.graph?.graph_id, k.device, k.stream()?))
+                Some((k.graph?.graph_id.get(), k.device, k.stream()?))
             }
             _ => None,
         }) else {
@@ -902,10 +902,7 @@ fn host_functions(
                     function,
                     start_ns: start,
                     end_ns: end,
-                    graph: Some(GraphNode {
-                        graph_id,
-                        graph_node_id: (graph_id << 32) | index as u64,
-                    }),
+                    graph: GraphNode::new(graph_id, (graph_id << 32) | index as u64),
                     branch: None,
                     external_id: call.external_id,
                 }),
@@ -977,7 +974,7 @@ fn graph_event_records(
         let Some((graph_id, device, stream)) = present.values().find_map(|r| match *r {
             GpuRef::Kernel(i) => {
                 let k = &out.kernels[i];
-                Some((k.graph?.graph_id, k.device, k.stream()?))
+                Some((k.graph?.graph_id.get(), k.device, k.stream()?))
             }
             _ => None,
         }) else {
@@ -1000,10 +997,7 @@ fn graph_event_records(
                 stream: Some(stream),
                 ts_ns: end.max(call.start_ns),
                 external_id: call.external_id,
-                graph: Some(GraphNode {
-                    graph_id,
-                    graph_node_id: (graph_id << 32) | index as u64,
-                }),
+                graph: GraphNode::new(graph_id, (graph_id << 32) | index as u64),
             });
         }
     }
@@ -1209,10 +1203,7 @@ mod tests {
             scratch_bytes: 0,
             external_id: None,
             user_external_id: None,
-            graph: Some(GraphNode {
-                graph_id: GRAPH,
-                graph_node_id: GRAPH << 32 | node,
-            }),
+            graph: GraphNode::new(GRAPH, GRAPH << 32 | node),
             branch: None,
             extras: None,
         };
@@ -1266,10 +1257,7 @@ mod tests {
                 stream: Some(1),
                 ts_ns: 200,
                 external_id: None,
-                graph: Some(GraphNode {
-                    graph_id: GRAPH,
-                    graph_node_id: GRAPH << 32 | 3,
-                }),
+                graph: GraphNode::new(GRAPH, GRAPH << 32 | 3),
             }]
         );
     }

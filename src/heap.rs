@@ -15,7 +15,7 @@
 //! process's own malloc and its settings are left alone. Fresh mappings
 //! cost a page fault per page on first touch (in the window pipeline
 //! benchmark, about 40% of staging and finalising), so up to
-//! [`CACHE_BYTES`] of freed blocks are kept mapped and handed to the next
+//! `CACHE_BYTES` of freed blocks are kept mapped and handed to the next
 //! large allocation: a bound of its own, and all are given back before
 //! windows are taken ([`give_back_kept`]), so no window's peak sits on top
 //! of blocks kept from the last. Valgrind's leak check sees these blocks as

@@ -45,13 +45,13 @@ pub enum Blit {
 ///
 /// A window holds a million of these, so what few kernels carry (counters,
 /// a blit, a replay pass, a thread trace) lives in [`KernelExtras`] behind
-/// one pointer, and the optional ids are [`NonMaxU64`]s, whose `None` takes
-/// no tag word: 144 bytes a kernel instead of 280, so a window of them
-/// first-touches one page fewer per 28 kernels than at 184 bytes (a first
-/// touch costs from 0.3 to several us on the machines here:
-/// `scripts/bench-cost.sh`). No stream handle, queue handle, SDK
-/// correlation id or kineto external id is `u64::MAX`; [`id`] reads one
-/// that were as unknown.
+/// one pointer, and the optional ids are [`NonMaxU64`]s and the graph id a
+/// `NonZeroU64`, whose `None` takes no tag word: 136 bytes a kernel, against
+/// 280 with the extras inline and 184 with the tags, so a million-kernel
+/// window first-touches 48 MB less (a first touch costs from 0.3 to several
+/// us a page on the machines here: `scripts/bench-cost.sh`). No stream
+/// handle, queue handle, SDK correlation id or kineto external id is
+/// `u64::MAX`; [`id`] reads one that were as unknown.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct KernelActivity {
     /// Index into `FinishedWindow::kernel_names` (demangled) and

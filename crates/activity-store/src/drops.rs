@@ -10,7 +10,7 @@ use std::sync::atomic::Ordering;
 
 use crate::sync::AtomicU64;
 
-/// Records refused, by reason. A plain snapshot; see [`DropCounters`] for
+/// Records refused, by reason. A plain snapshot; see `DropCounters` for
 /// the live counters.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct DropCounts {

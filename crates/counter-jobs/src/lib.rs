@@ -9,7 +9,7 @@
 //! - [`load`]: reading a file, with errors naming the file and the field.
 //! - [`job`]: one job checked: exactly one service, counters or the thread
 //!   trace, and its own run options.
-//! - [`fold`]: how jobs become runs: each job a profiler step
+//! - [`fold`](mod@fold): how jobs become runs: each job a profiler step
 //!   (`application`, the default) or all jobs the passes of one
 //!   kernel-replay run (`kernel`), and every combination refused.
 //! - [`iterations`]: `kernel_iteration_range`, which launches of a kernel

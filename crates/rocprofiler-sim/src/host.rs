@@ -206,7 +206,7 @@ impl Simulator {
 }
 
 /// Finds `file` next to the running binary: its directory and deps/ in it,
-/// the parent (target/<profile>/ when running from deps/) and its deps/,
+/// the parent (`target/<profile>/` when running from deps/) and its deps/,
 /// and examples/ beside either; the newest copy where several exist, since
 /// cargo leaves an uplifted copy behind when a later build of a dependant
 /// refreshes only deps/ (a stale one would lack entry points the tool needs).

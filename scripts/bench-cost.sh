@@ -119,6 +119,13 @@ medians = lambda prefix: f"off +{paired(prefix + 'off'):.2f} us, on +{paired(pre
 baseline = (f"; baseline {sys.argv[3]} {medians('base-')}" if len(sys.argv) > 3 else "")
 print(f"  the median of the {len(reps)} rounds' own differences (each round runs the modes back to back): "
       f"{medians('')}{baseline}")
+# Each round's own differences beside that round's probe of a first touch
+# in a huge page: on this project's VMs some rounds touch fresh memory at
+# tens of times the usual cost, and this shows which.
+own = lambda mode, rep: (cpu(run(mode, rep)) - cpu(run("none", rep))) / n * 1e6
+probe = lambda rep: json.load(open(f"{sys.argv[1]}/kernel.{rep}.json"))["first_touch_huge_us_per_page"]
+print("  per round, off / on, and the probe's first touch in a huge page: " + "; ".join(
+    f"{rep}: +{own('off', rep):.2f} / +{own('on', rep):.2f} us, {probe(rep):.2f} us a 4 KiB page" for rep in reps))
 for name, r in (("off", off), ("on", on)):
     finish = sum(w["finish_s"] for w in r["windows"]) / n * 1e6
     write = sum(w["write_s"] for w in r["windows"]) / n * 1e6

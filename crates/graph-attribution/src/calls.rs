@@ -335,16 +335,17 @@ impl<'a> CallIndex<'a> {
         let mut processed_runs = Vec::new();
         let processed_by: Vec<u32> = evidence
             .observations
+            .correlation_ids()
             .iter()
             .enumerate()
-            .map(|(r, o)| match last {
-                Some((c, call)) if c == o.correlation_id => call,
+            .map(|(r, &correlation_id)| match last {
+                Some((c, call)) if c == correlation_id => call,
                 _ => {
                     let call = by_correlation
-                        .get(&o.correlation_id)
+                        .get(&correlation_id)
                         .copied()
                         .unwrap_or(NO_CALL);
-                    last = Some((o.correlation_id, call));
+                    last = Some((correlation_id, call));
                     if processed_runs.last().is_none_or(|&(_, c)| c != call) {
                         processed_runs.push((r as u32, call));
                     }

@@ -35,6 +35,137 @@ pub struct Observation {
 #[cfg(target_pointer_width = "64")]
 const _: () = assert!(std::mem::size_of::<Observation>() <= 56);
 
+/// A window's observations, a column per field: a rule's pass reads only
+/// the columns it needs (the call index only correlation ids, rule 7 only
+/// what records show), and the tool fills the columns from its frame's
+/// with copies of whole columns instead of gathering rows.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Observations {
+    correlation_id: Vec<u64>,
+    observed: Vec<ObservedId>,
+    queue_id: Vec<u64>,
+    dispatch_id: Vec<Option<u64>>,
+    start_ns: Vec<u64>,
+    end_ns: Vec<u64>,
+}
+
+impl Observations {
+    pub fn with_capacity(n: usize) -> Observations {
+        Observations {
+            correlation_id: Vec::with_capacity(n),
+            observed: Vec::with_capacity(n),
+            queue_id: Vec::with_capacity(n),
+            dispatch_id: Vec::with_capacity(n),
+            start_ns: Vec::with_capacity(n),
+            end_ns: Vec::with_capacity(n),
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.correlation_id.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.correlation_id.is_empty()
+    }
+
+    pub fn push(&mut self, o: Observation) {
+        self.correlation_id.push(o.correlation_id);
+        self.observed.push(o.observed);
+        self.queue_id.push(o.queue_id);
+        self.dispatch_id.push(o.dispatch_id);
+        self.start_ns.push(o.start_ns);
+        self.end_ns.push(o.end_ns);
+    }
+
+    /// Appends records given column by column: `correlation_id`,
+    /// `start_ns` and `end_ns` as slices (copied whole), the rest as
+    /// iterators of the same length.
+    ///
+    /// # Panics
+    /// If the columns' lengths differ: the observations would no longer
+    /// be rows.
+    pub fn extend_columns(
+        &mut self,
+        correlation_id: &[u64],
+        observed: impl IntoIterator<Item = ObservedId>,
+        queue_id: impl IntoIterator<Item = u64>,
+        dispatch_id: impl IntoIterator<Item = Option<u64>>,
+        (start_ns, end_ns): (&[u64], &[u64]),
+    ) {
+        let n = self.len() + correlation_id.len();
+        self.correlation_id.extend_from_slice(correlation_id);
+        self.observed.extend(observed);
+        self.queue_id.extend(queue_id);
+        self.dispatch_id.extend(dispatch_id);
+        self.start_ns.extend_from_slice(start_ns);
+        self.end_ns.extend_from_slice(end_ns);
+        let lengths = [
+            self.observed.len(),
+            self.queue_id.len(),
+            self.dispatch_id.len(),
+            self.start_ns.len(),
+            self.end_ns.len(),
+        ];
+        assert!(lengths.iter().all(|&l| l == n), "columns of one length");
+    }
+
+    /// Record `r`, gathered from the columns (a pass that reads one field
+    /// of it reads one column).
+    #[inline]
+    pub fn get(&self, r: usize) -> Observation {
+        Observation {
+            correlation_id: self.correlation_id[r],
+            observed: self.observed[r],
+            queue_id: self.queue_id[r],
+            dispatch_id: self.dispatch_id[r],
+            start_ns: self.start_ns[r],
+            end_ns: self.end_ns[r],
+        }
+    }
+
+    /// Records `range`, in order.
+    pub fn range(
+        &self,
+        range: std::ops::Range<usize>,
+    ) -> impl ExactSizeIterator<Item = Observation> + DoubleEndedIterator + '_ {
+        range.map(move |r| self.get(r))
+    }
+
+    /// Every record, in order.
+    pub fn iter(&self) -> impl ExactSizeIterator<Item = Observation> + DoubleEndedIterator + '_ {
+        self.range(0..self.len())
+    }
+
+    pub fn correlation_ids(&self) -> &[u64] {
+        &self.correlation_id
+    }
+
+    pub fn observed_ids(&self) -> &[ObservedId] {
+        &self.observed
+    }
+
+    pub fn queue_ids(&self) -> &[u64] {
+        &self.queue_id
+    }
+
+    pub fn dispatch_ids(&self) -> &[Option<u64>] {
+        &self.dispatch_id
+    }
+
+    pub fn end_ns(&self) -> &[u64] {
+        &self.end_ns
+    }
+}
+
+impl FromIterator<Observation> for Observations {
+    fn from_iter<I: IntoIterator<Item = Observation>>(records: I) -> Observations {
+        let mut out = Observations::default();
+        records.into_iter().for_each(|o| out.push(o));
+        out
+    }
+}
+
 /// What a record shows, as an index into its window's
 /// [`WindowEvidence::observed`] table: a window's records show few distinct
 /// things, and an index keeps an observation at 56 bytes instead of 88
@@ -129,7 +260,7 @@ pub struct Span {
 /// Everything known about one window.
 #[derive(Clone, Copy)]
 pub struct WindowEvidence<'a> {
-    pub observations: &'a [Observation],
+    pub observations: &'a Observations,
     /// What the observations show, by [`ObservedId`]
     /// ([`ObservedTable::values`]).
     pub observed: &'a [Observed],
@@ -161,7 +292,7 @@ impl<'a> WindowEvidence<'a> {
     /// queues hold rocclr's default number of packets. Anything else is a
     /// field changed with struct update syntax.
     pub fn whole(
-        observations: &'a [Observation],
+        observations: &'a Observations,
         observed: &'a [Observed],
         calls: &'a [Call],
         kernels: &'a dyn KernelLookup,
@@ -187,10 +318,14 @@ impl WindowEvidence<'_> {
     /// withheld, never attributed.
     #[inline]
     pub fn observed(&self, observation: &Observation) -> &Observed {
+        self.observed_by_id(observation.observed)
+    }
+
+    /// What a record of id `id` shows (as [`WindowEvidence::observed`]).
+    #[inline]
+    pub fn observed_by_id(&self, id: ObservedId) -> &Observed {
         const NOTHING_MODELLED: Observed = Observed::Blit(BlitKind::Other);
-        self.observed
-            .get(observation.observed.index())
-            .unwrap_or(&NOTHING_MODELLED)
+        self.observed.get(id.index()).unwrap_or(&NOTHING_MODELLED)
     }
 }
 
@@ -241,6 +376,55 @@ mod tests {
         })
     }
 
+    fn rows() -> Vec<Observation> {
+        (0..5)
+            .map(|i| Observation {
+                correlation_id: 10 + i,
+                observed: ObservedId(i as u32 % 2),
+                queue_id: 0x100 + i % 3,
+                dispatch_id: (i != 2).then_some(i),
+                start_ns: 100 * i,
+                end_ns: 100 * i + 50,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn observations_given_column_by_column_are_the_rows_given_one_by_one() {
+        let rows = rows();
+        let by_rows: Observations = rows.iter().copied().collect();
+        let column = |f: fn(&Observation) -> u64| rows.iter().map(f).collect::<Vec<u64>>();
+        let mut by_columns = Observations::with_capacity(rows.len());
+        by_columns.extend_columns(
+            &column(|o| o.correlation_id),
+            rows.iter().map(|o| o.observed),
+            rows.iter().map(|o| o.queue_id),
+            rows.iter().map(|o| o.dispatch_id),
+            (&column(|o| o.start_ns), &column(|o| o.end_ns)),
+        );
+        assert_eq!(by_columns, by_rows);
+        assert_eq!(by_rows.iter().collect::<Vec<_>>(), rows);
+        assert_eq!(by_rows.range(1..3).collect::<Vec<_>>(), rows[1..3]);
+        assert_eq!(by_rows.get(4), rows[4]);
+        assert_eq!(by_rows.correlation_ids(), column(|o| o.correlation_id));
+        assert_eq!(by_rows.queue_ids(), column(|o| o.queue_id));
+        assert_eq!(by_rows.end_ns(), column(|o| o.end_ns));
+    }
+
+    #[test]
+    #[should_panic(expected = "columns of one length")]
+    fn columns_of_different_lengths_are_refused() {
+        let rows = rows();
+        let ids: Vec<u64> = rows.iter().map(|o| o.correlation_id).collect();
+        Observations::default().extend_columns(
+            &ids,
+            rows.iter().map(|o| o.observed),
+            rows.iter().skip(1).map(|o| o.queue_id),
+            rows.iter().map(|o| o.dispatch_id),
+            (&ids, &ids),
+        );
+    }
+
     #[test]
     fn a_table_gives_one_id_per_distinct_thing_and_reads_it_back() {
         let mut table = ObservedTable::default();
@@ -277,7 +461,7 @@ mod tests {
         }];
         let stubs: std::collections::HashMap<u64, u64> = [(0xa0, 7)].into_iter().collect();
         let outcome = |observed| {
-            let observations = [record(observed)];
+            let observations: Observations = [record(observed)].into_iter().collect();
             let evidence =
                 WindowEvidence::whole(&observations, table.values(), &calls, &stubs, 100);
             attribute_window(&evidence, &mut SessionMemory::new()).keys[0]

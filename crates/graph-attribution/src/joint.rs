@@ -41,7 +41,7 @@ use std::collections::HashSet;
 
 use crate::assumptions::Assumptions;
 use crate::calls::{CallIndex, Produces};
-use crate::evidence::Observation;
+use crate::evidence::Observations;
 use crate::ids::{AttributionId, GraphKey, NodeId};
 use crate::rules;
 use crate::rules::candidates::{Candidates, Slot};
@@ -95,7 +95,7 @@ impl Joint {
     /// has a bounded writer.
     pub(crate) fn new(
         index: &CallIndex<'_>,
-        observations: &[Observation],
+        observations: &Observations,
         candidates: &Candidates,
         keys: &[KeyVerdict],
         links: &[LinkVerdict],
@@ -118,7 +118,7 @@ impl Joint {
             .iter()
             .enumerate()
             .filter(|&(r, _)| candidates.get(r).is_err())
-            .map(|(_, o)| MatchKey::of(index.evidence.observed(o)))
+            .map(|(_, o)| MatchKey::of(index.evidence.observed(&o)))
             .collect();
         let closed = index.evidence.complete && index.evidence.calls_complete && !index.has_edges();
         for slot in &mut slots {
@@ -281,7 +281,7 @@ pub(crate) struct JointOutcome {
 /// assignment agrees on.
 pub(crate) fn apply(
     index: &CallIndex<'_>,
-    observations: &[Observation],
+    observations: &Observations,
     candidates: &Candidates,
     keys: &mut [KeyVerdict],
     links: &mut [LinkVerdict],
@@ -331,14 +331,14 @@ pub(crate) fn apply(
         if joint.bounded[r] && joint.record_edges(r as u32).next().is_none() {
             joint
                 .contradicted
-                .insert(MatchKey::of(index.evidence.observed(o)));
+                .insert(MatchKey::of(index.evidence.observed(&o)));
         }
     }
     if !joint.contradicted.is_empty() {
         for (r, o) in observations.iter().enumerate() {
             if joint
                 .contradicted
-                .contains(&MatchKey::of(index.evidence.observed(o)))
+                .contains(&MatchKey::of(index.evidence.observed(&o)))
             {
                 keys[r] = KeyVerdict::Withheld(Reason::Contradiction);
                 links[r] = LinkVerdict::Unlinked(Reason::Contradiction);
@@ -424,7 +424,7 @@ fn agreement(index: &CallIndex<'_>, joint: &Joint, r: u32) -> (Agreement, Option
 pub(crate) mod testing {
     use super::*;
     pub(crate) use crate::evidence::testing::{kernel_shown, KERNELS_SHOWN};
-    use crate::evidence::{Call, CallWork, WindowEvidence};
+    use crate::evidence::{Call, CallWork, Observation, WindowEvidence};
     use crate::structure::{ExecContents, NodeSpec, NodeWork};
     use crate::work::HostKernel;
     use std::collections::HashMap;
@@ -507,6 +507,8 @@ pub(crate) mod testing {
         f: impl FnOnce(&CallIndex<'_>, &mut Joint) -> T,
     ) -> T {
         let kernels = kernels();
+        let observations: Observations = observations.iter().copied().collect();
+        let observations = &observations;
         let evidence = WindowEvidence {
             complete: closed,
             ..WindowEvidence::whole(observations, &KERNELS_SHOWN, calls, &kernels, u64::MAX / 2)
@@ -535,7 +537,7 @@ pub(crate) mod testing {
 mod tests {
     use super::testing::*;
     use super::*;
-    use crate::evidence::Call;
+    use crate::evidence::{Call, Observation};
 
     #[test]
     fn only_kernels_of_a_closed_window_are_mandatory() {
@@ -563,7 +565,7 @@ mod tests {
             eager(1, 1, (0, 10), 1, 3),
             launch(2, 2, (0, 10), 2, 5, &[(3, &[])]),
         ];
-        let obs = [record(1, 3, 1, (20, 30))];
+        let obs: Observations = [record(1, 3, 1, (20, 30))].into_iter().collect();
         let kernels = kernels();
         let evidence =
             crate::evidence::WindowEvidence::whole(&obs, &KERNELS_SHOWN, &calls, &kernels, 1000);
@@ -596,6 +598,8 @@ mod tests {
         cands: &[Vec<(u32, u32)>],
     ) -> (Vec<KeyVerdict>, Vec<LinkVerdict>, JointOutcome) {
         let kernels = kernels();
+        let obs: Observations = obs.iter().copied().collect();
+        let obs = &obs;
         let evidence =
             crate::evidence::WindowEvidence::whole(obs, &KERNELS_SHOWN, calls, &kernels, 1000);
         let index = CallIndex::new(&evidence, &|_| false);

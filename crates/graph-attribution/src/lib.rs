@@ -63,7 +63,7 @@
 //!     start_ns: 300 + 10 * dispatch_id,
 //!     end_ns: 305 + 10 * dispatch_id,
 //! };
-//! let observations = [record(8, 2), record(7, 1)];
+//! let observations: Observations = [record(8, 2), record(7, 1)].into_iter().collect();
 //! // Seen whole: no call crossed the window's edges, every record came.
 //! let evidence = WindowEvidence::whole(&observations, shown.values(), &calls, &stubs, 1_000);
 //! let out = attribute_window(&evidence, &mut SessionMemory::new());
@@ -102,7 +102,9 @@ pub use assumptions::{Assumptions, DISTRUST_VAR};
 pub use attribute::{attribute_window, attribute_window_record_by_record, AttributedWindow};
 pub use diagnostics::{Anomaly, AnomalyCounts};
 pub use env::{graph_attribution_enabled, switch_value, DISABLE_GRAPH_ATTRIBUTION_VAR};
-pub use evidence::{Call, CallWork, Observation, ObservedId, ObservedTable, Span, WindowEvidence};
+pub use evidence::{
+    Call, CallWork, Observation, Observations, ObservedId, ObservedTable, Span, WindowEvidence,
+};
 pub use ids::{AttributionId, ExecHandle, ExecIdentity, GraphKey, LaunchedExec, NodeId};
 pub use launch_log::{LaunchEnding, LaunchLog, LaunchRecord};
 pub use launch_stack::STACK_CAPACITY;

@@ -27,8 +27,8 @@ use activity_store::{
 use graph_attribution::{
     attribute_window, Assumptions, BlitKind, Call, CallWork, Direction, ExecContents, ExecHandle,
     ExecIdentity, GraphKey, GraphStructure, KernelShape, KeyVerdict, LaunchCall, LaunchTracker,
-    LinkVerdict, Observation, Observed, ObservedId, ObservedTable, SessionMemory, TrackerConfig,
-    WindowEvidence,
+    LinkVerdict, Observation, Observations, Observed, ObservedId, ObservedTable, SessionMemory,
+    TrackerConfig, WindowEvidence,
 };
 use std::cell::OnceCell;
 use std::collections::HashMap;
@@ -297,7 +297,8 @@ impl Attribution {
     ) -> (Vec<String>, bool) {
         let blits = self.blits.read().unwrap_or_else(|p| p.into_inner()).clone();
         let stubs = self.stubs.read().unwrap_or_else(|p| p.into_inner()).clone();
-        let mut observations = Vec::with_capacity(window.kernels.len() + window.copies.len());
+        let mut observations =
+            Observations::with_capacity(window.kernels.len() + window.copies.len());
         let mut observed = ObservedTable::default();
         kernel_observations(&window.kernels, &blits, &mut observed, &mut observations);
         // A copy whose direction the decoder could not read matches nothing
@@ -505,15 +506,15 @@ fn fill_links(frame: &mut impl Attributable, links: &[LinkVerdict], calls: &CpuS
 }
 
 /// What the rules read of a window's kernel records, appended to `out` in
-/// row order: the columns they need, not whole rows gathered from every
-/// column, and what a kernel ran worked out once per launch shape and
+/// row order: the frame's columns copied whole where the rules keep them as
+/// they are, and what a kernel ran worked out once per launch shape and
 /// interned in `table` (`blits`: the runtime's own blit kernels, by kernel
 /// id).
 pub fn kernel_observations(
     kernels: &KernelFrame,
     blits: &FastMap<u64, BlitKind>,
     table: &mut ObservedTable,
-    out: &mut Vec<Observation>,
+    out: &mut Observations,
 ) {
     let observed: Vec<ObservedId> = kernels
         .launch_shapes()
@@ -530,17 +531,14 @@ pub fn kernel_observations(
         })
         .collect();
     let queues: Vec<u64> = kernels.places().iter().map(|p| p.queue).collect();
-    let times = kernels.start_ns().iter().zip(kernels.end_ns());
-    let ids = kernels.correlation_id().iter().zip(kernels.dispatch_id());
-    let interned = kernels.launch_shape_ids().iter().zip(kernels.place_ids());
-    out.extend(times.zip(ids).zip(interned).map(
-        |(((&start_ns, &end_ns), (&correlation_id, &dispatch_id)), (&shape, &place))| Observation {
-            correlation_id,
-            observed: observed[shape as usize],
-            queue_id: queues[place as usize],
-            dispatch_id: Some(dispatch_id),
-            start_ns,
-            end_ns,
-        },
-    ));
+    out.extend_columns(
+        kernels.correlation_id(),
+        kernels
+            .launch_shape_ids()
+            .iter()
+            .map(|&s| observed[s as usize]),
+        kernels.place_ids().iter().map(|&p| queues[p as usize]),
+        kernels.dispatch_id().iter().map(|&d| Some(d)),
+        (kernels.start_ns(), kernels.end_ns()),
+    );
 }

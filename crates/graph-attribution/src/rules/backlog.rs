@@ -17,22 +17,24 @@
 //! A record was in flight from no earlier than its processing call's ENTER
 //! (the window's opening when that call is unknown) until its end.
 
+use std::ops::Range;
+
 use rustc_hash::{FxHashMap, FxHashSet};
 
 use crate::calls::CallIndex;
-use crate::evidence::Observation;
+use crate::evidence::{Observation, Observations};
 
 /// Queues whose records may have reached a quarter of `slots` in flight.
 pub(crate) fn possibly_full(
     index: &CallIndex<'_>,
-    observations: &[Observation],
+    observations: &Observations,
     slots: u64,
 ) -> FxHashSet<u64> {
     let limit = (slots / 4).max(1) as usize;
     let mut sweep = InOrder::new(limit);
     let in_order = index.processed_runs().all(|(records, call)| {
         let from = call.map_or(0, |c| index.call(c).enter_ns);
-        sweep.add_run(from, &observations[records])
+        sweep.add_run(from, observations, records)
     });
     if in_order {
         return sweep.full();
@@ -40,8 +42,8 @@ pub(crate) fn possibly_full(
     let mut spans = Vec::new();
     for (records, call) in index.processed_runs() {
         let from = call.map_or(0, |c| index.call(c).enter_ns);
-        for o in &observations[records] {
-            if let Some(span) = span(from, o) {
+        for o in observations.range(records) {
+            if let Some(span) = span(from, &o) {
                 spans.push(span);
             }
         }
@@ -95,28 +97,30 @@ impl InOrder {
     /// ones entered no earlier than `from`; false when one is out of order
     /// on its queue. Records of one queue that left after `from` share
     /// their arrival, so they go in a stretch at a time.
-    fn add_run(&mut self, from: u64, records: &[Observation]) -> bool {
-        let mut rest = records;
-        while let Some(first) = rest.first() {
-            let same = rest
-                .iter()
-                .take_while(|o| {
-                    o.queue_id == first.queue_id && o.dispatch_id.is_some() && o.end_ns >= from
-                })
+    fn add_run(&mut self, from: u64, observations: &Observations, records: Range<usize>) -> bool {
+        // The three columns the spans need (`span`), not whole records.
+        let queues = &observations.queue_ids()[records.clone()];
+        let dispatched = &observations.dispatch_ids()[records.clone()];
+        let ends = &observations.end_ns()[records];
+        let mut r = 0;
+        while r < queues.len() {
+            let queue = queues[r];
+            let same = (r..queues.len())
+                .take_while(|&i| queues[i] == queue && dispatched[i].is_some() && ends[i] >= from)
                 .count();
             if same > 0 {
-                let stretch = rest[..same].iter().map(|o| o.end_ns);
-                if !self.add_all(first.queue_id, from, stretch) {
+                if !self.add_all(queue, from, ends[r..r + same].iter().copied()) {
                     return false;
                 }
-                rest = &rest[same..];
+                r += same;
             } else {
-                if let Some((queue, arrival, departure)) = span(from, first) {
-                    if !self.add_all(queue, arrival, std::iter::once(departure)) {
+                if dispatched[r].is_some() {
+                    let departure = ends[r];
+                    if !self.add_all(queue, from.min(departure), std::iter::once(departure)) {
                         return false;
                     }
                 }
-                rest = &rest[1..];
+                r += 1;
             }
         }
         true
@@ -355,7 +359,7 @@ mod tests {
                 })
                 .collect();
             let mut end = 0;
-            let observations: Vec<Observation> = (0..next(40))
+            let observations: Observations = (0..next(40))
                 .map(|_| {
                     let correlation_id = 1 + next(calls.len() as u64 + 1);
                     end = match round % 3 {
@@ -382,9 +386,9 @@ mod tests {
                 .processed_runs()
                 .flat_map(|(records, call)| {
                     let from = call.map_or(0, |c| index.call(c).enter_ns);
-                    observations[records]
-                        .iter()
-                        .filter_map(move |o| span(from, o))
+                    observations
+                        .range(records)
+                        .filter_map(move |o| span(from, &o))
                 })
                 .collect();
             let want = sorted(&spans, (slots / 4) as usize);

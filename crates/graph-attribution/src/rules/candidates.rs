@@ -24,7 +24,7 @@
 use rustc_hash::FxHashSet;
 
 use crate::calls::{CallIndex, Hull, HullProducers, Produces};
-use crate::evidence::Observation;
+use crate::evidence::{Observation, Observations};
 use crate::ids::{AttributionId, GraphKey, NodeId};
 use crate::verdict::{KeyProof, KeyVerdict, LinkProof, LinkVerdict, Reason};
 use crate::work::MatchKey;
@@ -102,7 +102,7 @@ impl Candidates {
     /// found may have been full.
     pub(crate) fn of_window(
         index: &mut CallIndex<'_>,
-        observations: &[Observation],
+        observations: &Observations,
         overflowing: &FxHashSet<u64>,
         runs: Runs,
     ) -> Candidates {
@@ -116,7 +116,7 @@ impl Candidates {
         let mut next = vec![0u32; index.produces.len()];
         let mut r = 0;
         while r < observations.len() {
-            let o = &observations[r];
+            let o = &observations.get(r);
             let start = out.slots.len();
             let found = match index.processed_by(r) {
                 _ if !index.evidence.calls_complete => Err(Reason::CallsDropped),
@@ -182,7 +182,7 @@ fn on_overflowed_queue(o: &Observation, overflowing: &FxHashSet<u64>) -> bool {
 /// checks. `None` when the first is not such a record.
 fn launch_run(
     index: &CallIndex<'_>,
-    observations: &[Observation],
+    observations: &Observations,
     r: usize,
     p: u32,
     hull: Hull,
@@ -213,11 +213,11 @@ fn launch_run(
         });
     }
     let mut run = 0;
-    for (i, o) in observations[r..].iter().enumerate() {
+    for (i, o) in observations.range(r..observations.len()).enumerate() {
         let k = first + run;
         if index.processed_by(r + i) != Some(p)
-            || exec.only_output(k, index.evidence.observed(o)).is_none()
-            || on_overflowed_queue(o, overflowing)
+            || exec.only_output(k, index.evidence.observed(&o)).is_none()
+            || on_overflowed_queue(&o, overflowing)
         {
             break;
         }

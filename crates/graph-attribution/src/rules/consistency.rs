@@ -9,14 +9,14 @@
 use rustc_hash::FxHashMap;
 
 use crate::calls::{CallIndex, Produced};
-use crate::evidence::{Observation, WindowEvidence};
+use crate::evidence::{Observations, WindowEvidence};
 use crate::ids::AttributionId;
 use crate::work::{BlitKind, Direction, Observed, Output};
 
 /// Execs (attribution ids) whose isolated launches contradict their graph.
 pub(crate) fn contradicted(
     index: &mut CallIndex<'_>,
-    observations: &[Observation],
+    observations: &Observations,
 ) -> Vec<AttributionId> {
     if !index.evidence.complete {
         return Vec::new();
@@ -98,7 +98,7 @@ impl Iterator for Records<'_> {
 impl ExactSizeIterator for Records<'_> {}
 
 impl Grouped {
-    fn by_launch(index: &CallIndex<'_>, observations: &[Observation]) -> Grouped {
+    fn by_launch(index: &CallIndex<'_>, observations: &Observations) -> Grouped {
         let calls = index.produces.len();
         let is_launch = |c: u32| index.keyed_launch(c).is_some();
         let launch_of = |r: usize| index.processed_by(r).filter(|&c| is_launch(c));
@@ -165,7 +165,7 @@ fn produces_exactly(
     if outputs.len() != records.len() {
         return Match::Not;
     }
-    let observed = |r: u32| evidence.observed(&observations[r as usize]);
+    let observed = |r: u32| evidence.observed(&observations.get(r as usize));
     // A launch's records mostly arrive in node order: then each is its
     // output, and no count is needed.
     let at_its_place = |p: &Produced, o: &Observed| match p.output {
@@ -177,8 +177,8 @@ fn produces_exactly(
         // One run (as a launch's records mostly are): read it in place.
         Records::Run(run) => outputs
             .iter()
-            .zip(&observations[run.start as usize..run.end as usize])
-            .all(|(p, o)| at_its_place(p, evidence.observed(o))),
+            .zip(&observations.observed_ids()[run.start as usize..run.end as usize])
+            .all(|(p, &id)| at_its_place(p, evidence.observed_by_id(id))),
         Records::Listed(_) => outputs
             .iter()
             .zip(records.clone())

@@ -17,7 +17,7 @@
 use std::collections::HashMap;
 
 use crate::calls::{CallIndex, Produces, ResolvedExec};
-use crate::evidence::Observation;
+use crate::evidence::Observations;
 use crate::ids::{GraphKey, NodeId};
 use crate::verdict::{KeyProof, KeyVerdict, LinkVerdict, Reason};
 use crate::work::Observed;
@@ -28,7 +28,7 @@ const LARGEST_GROUP: usize = 12;
 
 pub(crate) fn apply(
     index: &CallIndex<'_>,
-    observations: &[Observation],
+    observations: &Observations,
     keys: &mut [KeyVerdict],
     links: &[LinkVerdict],
 ) {
@@ -63,7 +63,7 @@ pub(crate) fn apply(
         for &i in records {
             if let KeyVerdict::Key { key, .. } = keys[i] {
                 if key.graph_id == *graph_id {
-                    let (start, end) = (observations[i].start_ns, observations[i].end_ns);
+                    let (start, end) = (observations.get(i).start_ns, observations.get(i).end_ns);
                     let span = proven.entry(key.node.0).or_insert((start, end));
                     *span = (span.0.min(start), span.1.max(end));
                 }
@@ -74,7 +74,7 @@ pub(crate) fn apply(
         for &i in records {
             if keys[i] == KeyVerdict::Withheld(Reason::RepeatedKernel) {
                 groups
-                    .entry(*index.evidence.observed(&observations[i]))
+                    .entry(*index.evidence.observed(&observations.get(i)))
                     .or_default()
                     .push(i);
             }
@@ -97,7 +97,7 @@ pub(crate) fn apply(
             }
             let times: Vec<(u64, u64)> = group
                 .iter()
-                .map(|&i| (observations[i].start_ns, observations[i].end_ns))
+                .map(|&i| (observations.get(i).start_ns, observations.get(i).end_ns))
                 .collect();
             if let Some(assignment) = unique_assignment(exec, &nodes, &times, &proven) {
                 for (slot, &i) in group.iter().enumerate() {

@@ -26,7 +26,7 @@
 use std::collections::{BTreeMap, VecDeque};
 
 use crate::calls::CallIndex;
-use crate::evidence::Observation;
+use crate::evidence::Observations;
 use crate::joint::Joint;
 use crate::work::MatchKey;
 
@@ -69,7 +69,7 @@ impl Matching {
 /// Rule 9 over every kind in the window.
 pub(crate) fn prune(
     index: &CallIndex<'_>,
-    observations: &[Observation],
+    observations: &Observations,
     joint: &mut Joint,
     matching: &mut Matching,
 ) {
@@ -77,7 +77,7 @@ pub(crate) fn prune(
     for (r, o) in observations.iter().enumerate() {
         if joint.bounded[r] {
             groups
-                .entry(MatchKey::of(index.evidence.observed(o)))
+                .entry(MatchKey::of(index.evidence.observed(&o)))
                 .or_default()
                 .0
                 .push(r as u32);
@@ -368,7 +368,7 @@ mod tests {
             .collect()
     }
 
-    fn records(n: u64) -> Vec<Observation> {
+    fn records(n: u64) -> Vec<crate::evidence::Observation> {
         (0..n)
             .map(|i| record(1, 3, i + 1, (100 + 10 * i, 105 + 10 * i)))
             .collect()
@@ -378,7 +378,7 @@ mod tests {
         let obs = records(cands.len() as u64);
         with_joint(&calls(n), &obs, cands, closed, |index, joint| {
             let mut m = Matching::new(obs.len(), joint.slots.len());
-            prune(index, &obs, joint, &mut m);
+            prune(index, index.evidence.observations, joint, &mut m);
             let domains = (0..obs.len() as u32).map(|r| calls_of(joint, r)).collect();
             (domains, !joint.contradicted.is_empty())
         })

@@ -14,7 +14,7 @@ use std::sync::Arc;
 use rustc_hash::{FxHashMap, FxHashSet};
 
 use crate::calls::{CallIndex, ResolvedExec};
-use crate::evidence::Observation;
+use crate::evidence::Observations;
 use crate::ids::{AttributionId, GraphKey, NodeId};
 use crate::rules::candidates::LaunchRun;
 use crate::session::SessionMemory;
@@ -121,7 +121,7 @@ type RunShape = (AttributionId, *const ResolvedExec, u32, u32);
 
 pub(crate) fn apply(
     index: &CallIndex<'_>,
-    observations: &[Observation],
+    observations: &Observations,
     runs: &[LaunchRun],
     keys: &mut [KeyVerdict],
     links: &mut [LinkVerdict],
@@ -149,12 +149,12 @@ pub(crate) fn apply(
             }
         }
         let mut all_keyed = true;
-        for (key, o) in keys[r..end].iter().zip(&observations[r..end]) {
+        for (key, o) in keys[r..end].iter().zip(observations.range(r..end)) {
             let Some(key) = key.key() else {
                 all_keyed = false;
                 continue;
             };
-            let now = work(index.evidence.observed(o));
+            let now = work(index.evidence.observed(&o));
             let entry = seen.entry(key);
             match *entry {
                 Seen::Unseen => {
@@ -198,7 +198,7 @@ pub(crate) fn apply(
 mod tests {
     use super::*;
     use crate::evidence::testing::{kernel_shown, KERNELS_SHOWN};
-    use crate::evidence::WindowEvidence;
+    use crate::evidence::{Observation, WindowEvidence};
     use crate::verdict::{KeyProof, LinkProof};
 
     fn record(kernel_id: u64) -> Observation {
@@ -230,7 +230,7 @@ mod tests {
         records: &[(u64, KeyVerdict)],
         memory: &mut SessionMemory,
     ) -> (Vec<KeyVerdict>, Vec<LinkVerdict>) {
-        let observations: Vec<Observation> = records.iter().map(|&(k, _)| record(k)).collect();
+        let observations: Observations = records.iter().map(|&(k, _)| record(k)).collect();
         let mut keys: Vec<KeyVerdict> = records.iter().map(|&(_, v)| v).collect();
         let mut links = vec![linked(); records.len()];
         // No calls: every record is looked at alone (no launch runs).

@@ -21,12 +21,12 @@
 //! only themselves.
 
 use crate::calls::CallIndex;
-use crate::evidence::Observation;
+use crate::evidence::{Observation, Observations};
 use crate::joint::Joint;
 
 /// Removes every candidate whose call entered after the record was
 /// processed at the latest.
-pub(crate) fn prune(index: &CallIndex<'_>, observations: &[Observation], joint: &mut Joint) {
+pub(crate) fn prune(index: &CallIndex<'_>, observations: &Observations, joint: &mut Joint) {
     let bounds = latest_processing(index, observations);
     for (r, bound) in bounds.into_iter().enumerate() {
         let Some(bound) = bound else { continue };
@@ -47,7 +47,7 @@ pub(crate) fn prune(index: &CallIndex<'_>, observations: &[Observation], joint: 
 /// records without a dispatch id.
 pub(crate) fn latest_processing(
     index: &CallIndex<'_>,
-    observations: &[Observation],
+    observations: &Observations,
 ) -> Vec<Option<u64>> {
     let exit_of = |o: &Observation| {
         index.call_of(o.correlation_id).map(|c| {
@@ -56,22 +56,22 @@ pub(crate) fn latest_processing(
         })
     };
     let mut order: Vec<usize> = (0..observations.len())
-        .filter(|&i| observations[i].dispatch_id.is_some())
+        .filter(|&i| observations.get(i).dispatch_id.is_some())
         .collect();
-    order.sort_unstable_by_key(|&i| std::cmp::Reverse(observations[i].dispatch_id));
+    order.sort_unstable_by_key(|&i| std::cmp::Reverse(observations.get(i).dispatch_id));
     let mut out = vec![None; observations.len()];
     // Running minimum over strictly larger dispatch ids.
     let mut later = u64::MAX;
     let mut i = 0;
     while i < order.len() {
-        let id = observations[order[i]].dispatch_id;
+        let id = observations.get(order[i]).dispatch_id;
         let mut j = i;
-        while j < order.len() && observations[order[j]].dispatch_id == id {
+        while j < order.len() && observations.get(order[j]).dispatch_id == id {
             j += 1;
         }
         let mut group_min = u64::MAX;
         for &r in &order[i..j] {
-            let own = exit_of(&observations[r]).unwrap_or(u64::MAX);
+            let own = exit_of(&observations.get(r)).unwrap_or(u64::MAX);
             out[r] = Some(later.min(own));
             group_min = group_min.min(own);
         }
@@ -116,7 +116,7 @@ mod tests {
 
     fn evidence<'a>(
         calls: &'a [Call],
-        observations: &'a [Observation],
+        observations: &'a Observations,
         kernels: &'a HashMap<u64, u64>,
     ) -> WindowEvidence<'a> {
         WindowEvidence::whole(observations, &KERNELS_SHOWN, calls, kernels, 10_000)
@@ -127,12 +127,14 @@ mod tests {
         // Call 1 [0, 100] processed dispatch 1, call 2 [50, 60] dispatch 2,
         // call 3 [200, 300] dispatch 3: dispatch 1 was processed by 60.
         let calls = [call(1, 1, 0, 100), call(2, 2, 50, 60), call(3, 3, 200, 300)];
-        let obs = [
+        let obs: Observations = [
             record(1, Some(1)),
             record(2, Some(2)),
             record(3, Some(3)),
             record(1, None),
-        ];
+        ]
+        .into_iter()
+        .collect();
         let kernels: HashMap<u64, u64> = [(0xa0, 7)].into_iter().collect();
         let ev = evidence(&calls, &obs, &kernels);
         let index = CallIndex::new(&ev, &|_| false);
@@ -147,7 +149,9 @@ mod tests {
         let calls = [call(1, 1, 0, 100), call(2, 2, 50, 60)];
         // Dispatch 5 twice (a replay pass), one processed by call 2; dispatch
         // 6 processed outside any recorded call.
-        let obs = [record(1, Some(5)), record(2, Some(5)), record(99, Some(6))];
+        let obs: Observations = [record(1, Some(5)), record(2, Some(5)), record(99, Some(6))]
+            .into_iter()
+            .collect();
         let kernels: HashMap<u64, u64> = [(0xa0, 7)].into_iter().collect();
         let ev = evidence(&calls, &obs, &kernels);
         let index = CallIndex::new(&ev, &|_| false);
@@ -167,7 +171,9 @@ mod tests {
             call(2, 2, 150, 400),
             call(3, 3, 90, 500),
         ];
-        let obs = [record(1, Some(1)), record(3, Some(2)), record(3, Some(3))];
+        let obs: Observations = [record(1, Some(1)), record(3, Some(2)), record(3, Some(3))]
+            .into_iter()
+            .collect();
         let kernels: HashMap<u64, u64> = [(0xa0, 7)].into_iter().collect();
         let ev = evidence(&calls, &obs, &kernels);
         let index = CallIndex::new(&ev, &|_| false);

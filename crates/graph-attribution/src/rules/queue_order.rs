@@ -29,7 +29,7 @@ use std::collections::HashMap;
 
 use crate::assumptions::Assumptions;
 use crate::calls::{CallIndex, Produces};
-use crate::evidence::Observation;
+use crate::evidence::Observations;
 use crate::ids::{GraphKey, NodeId};
 use crate::verdict::{KeyProof, KeyVerdict, LinkProof, LinkVerdict, Reason};
 use crate::work::{MatchKey, Observed};
@@ -72,7 +72,7 @@ fn resolvable(key: &KeyVerdict, link: &LinkVerdict) -> bool {
 
 pub(crate) fn apply(
     index: &CallIndex<'_>,
-    observations: &[Observation],
+    observations: &Observations,
     keys: &mut [KeyVerdict],
     links: &mut [LinkVerdict],
     assumptions: Assumptions,
@@ -82,9 +82,9 @@ pub(crate) fn apply(
     }
     let mut groups: HashMap<MatchKey, Vec<usize>> = HashMap::new();
     for (i, o) in observations.iter().enumerate() {
-        if !matches!(index.evidence.observed(o), Observed::Copy { .. }) {
+        if !matches!(index.evidence.observed(&o), Observed::Copy { .. }) {
             groups
-                .entry(MatchKey::of(index.evidence.observed(o)))
+                .entry(MatchKey::of(index.evidence.observed(&o)))
                 .or_default()
                 .push(i);
         }
@@ -150,7 +150,7 @@ type Assignment = Vec<(u32, Option<NodeId>)>;
 fn assign(
     index: &CallIndex<'_>,
     key: MatchKey,
-    observations: &[Observation],
+    observations: &Observations,
     records: &mut [usize],
     stream_order: bool,
 ) -> Option<(Assignment, LinkProof)> {
@@ -161,7 +161,7 @@ fn assign(
     // complete, so its one record is here).
     let copies: Vec<&Observed> = observations
         .iter()
-        .map(|o| index.evidence.observed(o))
+        .map(|o| index.evidence.observed(&o))
         .filter(|o| matches!(o, Observed::Copy { .. }))
         .collect();
     let mut per_call: HashMap<u32, Vec<Option<NodeId>>> = HashMap::new();
@@ -179,22 +179,22 @@ fn assign(
     {
         return None;
     }
-    let queue = observations[records[0]].queue_id;
-    let slot_order = records
-        .iter()
-        .all(|&i| observations[i].queue_id == queue && observations[i].dispatch_id.is_some());
+    let queue = observations.get(records[0]).queue_id;
+    let slot_order = records.iter().all(|&i| {
+        observations.get(i).queue_id == queue && observations.get(i).dispatch_id.is_some()
+    });
     let stream = index.call(first).stream;
     let stream_order = stream_order
         && stream.is_some()
         && per_call.keys().all(|&c| index.call(c).stream == stream);
     let proof = if slot_order {
-        records.sort_unstable_by_key(|&i| observations[i].dispatch_id);
+        records.sort_unstable_by_key(|&i| observations.get(i).dispatch_id);
         LinkProof::QueueOrder
     } else if stream_order {
-        records.sort_unstable_by_key(|&i| observations[i].start_ns);
+        records.sort_unstable_by_key(|&i| observations.get(i).start_ns);
         if records
             .windows(2)
-            .any(|w| observations[w[0]].start_ns == observations[w[1]].start_ns)
+            .any(|w| observations.get(w[0]).start_ns == observations.get(w[1]).start_ns)
         {
             return None;
         }

@@ -33,7 +33,7 @@ use std::sync::Arc;
 
 use crate::assumptions::Assumptions;
 use crate::calls::{CallIndex, Produces, ResolvedExec};
-use crate::evidence::Observation;
+use crate::evidence::{Observation, Observations};
 use crate::joint::Joint;
 
 /// Per output of an exec, the outputs it waits for (or that wait for it)
@@ -146,11 +146,11 @@ impl Plan {
 /// Rule 10: one forward and one backward pass.
 pub(crate) fn prune(
     index: &CallIndex<'_>,
-    observations: &[Observation],
+    observations: &Observations,
     joint: &mut Joint,
     plan: &Plan,
 ) {
-    let timed = |r: u32| observations[r as usize].dispatch_id.is_some();
+    let timed = |r: u32| observations.get(r as usize).dispatch_id.is_some();
     // Forward: lower bounds on starts.
     let mut ends: Vec<Fenwick> = plan
         .streams
@@ -182,7 +182,7 @@ pub(crate) fn prune(
                     .slot_edges(s)
                     .filter(|&e| {
                         let r = joint.record_of(e);
-                        timed(r) && observations[r as usize].start_ns < bound
+                        timed(r) && observations.get(r as usize).start_ns < bound
                     })
                     .collect();
                 for e in early {
@@ -233,7 +233,7 @@ pub(crate) fn prune(
                     .slot_edges(s)
                     .filter(|&e| {
                         let r = joint.record_of(e);
-                        timed(r) && observations[r as usize].end_ns > bound
+                        timed(r) && observations.get(r as usize).end_ns > bound
                     })
                     .collect();
                 for e in late {
@@ -259,7 +259,7 @@ pub(crate) fn prune(
 /// reaches. `None` otherwise.
 fn certain(
     joint: &Joint,
-    observations: &[Observation],
+    observations: &Observations,
     s: u32,
     time: impl Fn(&Observation) -> u64,
     pick: fn(u64, u64) -> u64,
@@ -269,7 +269,7 @@ fn certain(
     }
     let mut out: Option<u64> = None;
     for e in joint.slot_edges(s) {
-        let o = &observations[joint.record_of(e) as usize];
+        let o = &observations.get(joint.record_of(e) as usize);
         o.dispatch_id?;
         out = Some(out.map_or(time(o), |v| pick(v, time(o))));
     }
@@ -319,7 +319,7 @@ mod tests {
 
     fn pruned(
         calls: &[crate::evidence::Call],
-        obs: &[Observation],
+        obs: &[crate::evidence::Observation],
         cands: &[Vec<(u32, u32)>],
         closed: bool,
     ) -> Vec<Vec<u32>> {
@@ -328,14 +328,14 @@ mod tests {
 
     fn pruned_assuming(
         calls: &[crate::evidence::Call],
-        obs: &[Observation],
+        obs: &[crate::evidence::Observation],
         cands: &[Vec<(u32, u32)>],
         closed: bool,
         assumptions: Assumptions,
     ) -> Vec<Vec<u32>> {
         with_joint(calls, obs, cands, closed, |index, joint| {
             let plan = Plan::new(index, joint, assumptions);
-            prune(index, obs, joint, &plan);
+            prune(index, index.evidence.observations, joint, &plan);
             (0..obs.len() as u32).map(|r| calls_of(joint, r)).collect()
         })
     }

@@ -4,7 +4,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 
 use graph_attribution::{
     attribute_window, AttributedWindow, AttributionId, KeyProof, KeyVerdict, LinkProof,
-    LinkVerdict, Observed, Reason, SessionMemory, Summary, WindowEvidence,
+    LinkVerdict, Observations, Observed, Reason, SessionMemory, Summary, WindowEvidence,
 };
 
 use crate::sim::{Trace, Truth, Window};
@@ -20,8 +20,9 @@ pub fn attribute_with(
     memory: &mut SessionMemory,
     attribute: fn(&WindowEvidence<'_>, &mut SessionMemory) -> AttributedWindow,
 ) -> AttributedWindow {
+    let observations: Observations = w.observations.iter().copied().collect();
     let evidence = WindowEvidence {
-        observations: &w.observations,
+        observations: &observations,
         observed: &trace.observed,
         calls: &w.calls,
         open_edge: &w.open_edge,

@@ -101,7 +101,7 @@ impl InOrder {
         // The three columns the spans need (`span`), not whole records.
         let queues = &observations.queue_ids()[records.clone()];
         let dispatched = &observations.dispatch_ids()[records.clone()];
-        let ends = &observations.end_ns()[records];
+        let ends = &observations.end_ns()[records.clone()];
         let mut r = 0;
         while r < queues.len() {
             let queue = queues[r];
@@ -114,9 +114,10 @@ impl InOrder {
                 }
                 r += same;
             } else {
-                if dispatched[r].is_some() {
-                    let departure = ends[r];
-                    if !self.add_all(queue, from.min(departure), std::iter::once(departure)) {
+                if let Some((queue, arrival, departure)) =
+                    span(from, &observations.get(records.start + r))
+                {
+                    if !self.add_all(queue, arrival, std::iter::once(departure)) {
                         return false;
                     }
                 }

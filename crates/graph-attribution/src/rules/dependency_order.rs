@@ -63,7 +63,8 @@ pub(crate) fn apply(
         for &i in records {
             if let KeyVerdict::Key { key, .. } = keys[i] {
                 if key.graph_id == *graph_id {
-                    let (start, end) = (observations.get(i).start_ns, observations.get(i).end_ns);
+                    let o = observations.get(i);
+                    let (start, end) = (o.start_ns, o.end_ns);
                     let span = proven.entry(key.node.0).or_insert((start, end));
                     *span = (span.0.min(start), span.1.max(end));
                 }
@@ -97,7 +98,8 @@ pub(crate) fn apply(
             }
             let times: Vec<(u64, u64)> = group
                 .iter()
-                .map(|&i| (observations.get(i).start_ns, observations.get(i).end_ns))
+                .map(|&i| observations.get(i))
+                .map(|o| (o.start_ns, o.end_ns))
                 .collect();
             if let Some(assignment) = unique_assignment(exec, &nodes, &times, &proven) {
                 for (slot, &i) in group.iter().enumerate() {

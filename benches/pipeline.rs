@@ -14,7 +14,7 @@ use graph_attribution::{
     attribute_window, AttributionId, Call, CallWork, ExecHandle, GraphHandle, GraphStructure,
     HostKernel, NodeHandle, NodeWork, Observations, ObservedTable, SessionMemory, WindowEvidence,
 };
-use kineto_rocm::tool::sdk::decode::{decode, Decoded};
+use kineto_rocm::tool::sdk::decode::{decode_with, Decoded};
 use kineto_rocm::tool::{kernel_observations, KERNELS_PER_PUSH};
 use rocprofiler_sys::*;
 use std::collections::HashMap;
@@ -84,9 +84,11 @@ fn decode_each(
     for slice in bytes.chunks(KERNELS_PER_PUSH * size_of::<Record>()) {
         batch.clear();
         for record in slice.chunks_exact(size_of::<Record>()) {
-            if let Ok(Decoded::Kernel(kernel)) = decode(tracing, kind, record) {
-                batch.push(kernel);
-            }
+            let _ = decode_with(tracing, kind, record, |decoded| {
+                if let Decoded::Kernel(kernel) = decoded {
+                    batch.push(kernel);
+                }
+            });
         }
         take(batch);
     }

@@ -297,9 +297,11 @@ pub unsafe extern "C" fn on_buffer(
                         size.clamp(8, decode::LARGEST_RECORD),
                     )
                 };
-                match decode::decode(header.category, header.kind, bytes) {
-                    Ok(record) => {
-                        add(batch, record);
+                let decoded = decode::decode_with(header.category, header.kind, bytes, |record| {
+                    add(batch, record)
+                });
+                match decoded {
+                    Ok(()) => {
                         if batch.kernels_full() {
                             tool.collector.on_kernels(batch);
                         }

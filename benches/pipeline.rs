@@ -12,7 +12,7 @@ use activity_store::{ActivityStore, FastMap, KernelDispatch, StoreConfig};
 use criterion::{black_box, criterion_group, criterion_main, Criterion, Throughput};
 use graph_attribution::{
     attribute_window, AttributionId, Call, CallWork, ExecHandle, GraphHandle, GraphStructure,
-    HostKernel, NodeHandle, NodeWork, Observations, ObservedTable, SessionMemory, WindowEvidence,
+    HostKernel, NodeHandle, NodeWork, ObservedTable, SessionMemory, WindowEvidence,
 };
 use kineto_rocm::tool::sdk::decode::{decode_with, Decoded};
 use kineto_rocm::tool::{kernel_observations, KERNELS_PER_PUSH};
@@ -201,14 +201,9 @@ fn pipeline(c: &mut Criterion) {
             store.close_window(window, u64::MAX).unwrap();
             let finished = store.finalise(window).unwrap();
             // As the tool reads them: no blit kernels here.
-            let mut observations = Observations::with_capacity(finished.kernels.len());
             let mut observed = ObservedTable::default();
-            kernel_observations(
-                &finished.kernels,
-                &FastMap::default(),
-                &mut observed,
-                &mut observations,
-            );
+            let observations =
+                kernel_observations(&finished.kernels, &FastMap::default(), &mut observed);
             let evidence =
                 WindowEvidence::whole(&observations, observed.values(), &calls, &stubs, u64::MAX);
             let out = attribute_window(&evidence, &mut SessionMemory::new());

@@ -2,6 +2,7 @@
 //! completed record, every HIP call, what each call may put on the device,
 //! and where the window's edges leave calls unseen.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use rustc_hash::FxHashMap;
@@ -32,28 +33,86 @@ pub struct Observation {
 
 /// A window's observations, a column per field: a rule's pass reads only
 /// the columns it needs (the call index only correlation ids, rule 7 only
-/// what records show), and the tool fills the columns from its frame's
-/// with copies of whole columns instead of gathering rows.
+/// what records show). The tool lends its frame's id and time columns
+/// ([`Observations::lending`]) instead of copying them; a column becomes
+/// the observations' own only when records are pushed after them.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Observations {
-    correlation_id: Vec<u64>,
+pub struct Observations<'a> {
+    correlation_id: Cow<'a, [u64]>,
     observed: Vec<ObservedId>,
     queue_id: Vec<u64>,
-    dispatch_id: Vec<Option<u64>>,
-    start_ns: Vec<u64>,
-    end_ns: Vec<u64>,
+    /// [`NO_DISPATCH_ID`] for records without one.
+    dispatch_id: Cow<'a, [u64]>,
+    start_ns: Cow<'a, [u64]>,
+    end_ns: Cow<'a, [u64]>,
 }
 
-impl Observations {
-    pub fn with_capacity(n: usize) -> Observations {
+/// The dispatch-id column's entry for a record with none (a copy). The
+/// SDK's dispatch ids count up from 1 and never reach it; one that did
+/// would read as unknown.
+pub(crate) const NO_DISPATCH_ID: u64 = u64::MAX;
+
+/// The columns of kernel records a frame lends, each as long as the others.
+#[derive(Clone, Copy, Debug)]
+pub struct LentColumns<'a> {
+    pub correlation_id: &'a [u64],
+    pub dispatch_id: &'a [u64],
+    pub start_ns: &'a [u64],
+    pub end_ns: &'a [u64],
+}
+
+/// `column` as a vector of its own with room for `extra` more.
+fn own<'c>(column: &'c mut Cow<'_, [u64]>, extra: usize) -> &'c mut Vec<u64> {
+    if let Cow::Borrowed(lent) = column {
+        let mut owned = Vec::with_capacity(lent.len() + extra);
+        owned.extend_from_slice(lent);
+        *column = Cow::Owned(owned);
+    }
+    let owned = column.to_mut();
+    owned.reserve(extra);
+    owned
+}
+
+impl<'a> Observations<'a> {
+    pub fn with_capacity(n: usize) -> Observations<'a> {
         Observations {
-            correlation_id: Vec::with_capacity(n),
+            correlation_id: Cow::Owned(Vec::with_capacity(n)),
             observed: Vec::with_capacity(n),
             queue_id: Vec::with_capacity(n),
-            dispatch_id: Vec::with_capacity(n),
-            start_ns: Vec::with_capacity(n),
-            end_ns: Vec::with_capacity(n),
+            dispatch_id: Cow::Owned(Vec::with_capacity(n)),
+            start_ns: Cow::Owned(Vec::with_capacity(n)),
+            end_ns: Cow::Owned(Vec::with_capacity(n)),
         }
+    }
+
+    /// Kernel records given column by column: the id and time columns
+    /// lent, what each shows and its queue as iterators.
+    ///
+    /// # Panics
+    /// If the columns' lengths differ: the observations would not be rows.
+    pub fn lending(
+        columns: LentColumns<'a>,
+        observed: impl IntoIterator<Item = ObservedId>,
+        queue_id: impl IntoIterator<Item = u64>,
+    ) -> Observations<'a> {
+        let out = Observations {
+            correlation_id: Cow::Borrowed(columns.correlation_id),
+            observed: observed.into_iter().collect(),
+            queue_id: queue_id.into_iter().collect(),
+            dispatch_id: Cow::Borrowed(columns.dispatch_id),
+            start_ns: Cow::Borrowed(columns.start_ns),
+            end_ns: Cow::Borrowed(columns.end_ns),
+        };
+        let n = out.len();
+        let lengths = [
+            out.observed.len(),
+            out.queue_id.len(),
+            out.dispatch_id.len(),
+            out.start_ns.len(),
+            out.end_ns.len(),
+        ];
+        assert!(lengths.iter().all(|&l| l == n), "columns of one length");
+        out
     }
 
     pub fn len(&self) -> usize {
@@ -64,45 +123,28 @@ impl Observations {
         self.correlation_id.is_empty()
     }
 
-    pub fn push(&mut self, o: Observation) {
-        self.correlation_id.push(o.correlation_id);
-        self.observed.push(o.observed);
-        self.queue_id.push(o.queue_id);
-        self.dispatch_id.push(o.dispatch_id);
-        self.start_ns.push(o.start_ns);
-        self.end_ns.push(o.end_ns);
+    /// Makes room for `extra` more records, taking lent columns as the
+    /// observations' own (none when `extra` is 0): pushing after lending
+    /// then costs one copy of each lent column, not a copy and a regrowth.
+    pub fn reserve(&mut self, extra: usize) {
+        if extra == 0 {
+            return;
+        }
+        own(&mut self.correlation_id, extra);
+        own(&mut self.dispatch_id, extra);
+        own(&mut self.start_ns, extra);
+        own(&mut self.end_ns, extra);
+        self.observed.reserve(extra);
+        self.queue_id.reserve(extra);
     }
 
-    /// Appends records given column by column: `correlation_id`,
-    /// `start_ns` and `end_ns` as slices (copied whole), the rest as
-    /// iterators of the same length.
-    ///
-    /// # Panics
-    /// If the columns' lengths differ: the observations would no longer
-    /// be rows.
-    pub fn extend_columns(
-        &mut self,
-        correlation_id: &[u64],
-        observed: impl IntoIterator<Item = ObservedId>,
-        queue_id: impl IntoIterator<Item = u64>,
-        dispatch_id: impl IntoIterator<Item = Option<u64>>,
-        (start_ns, end_ns): (&[u64], &[u64]),
-    ) {
-        let n = self.len() + correlation_id.len();
-        self.correlation_id.extend_from_slice(correlation_id);
-        self.observed.extend(observed);
-        self.queue_id.extend(queue_id);
-        self.dispatch_id.extend(dispatch_id);
-        self.start_ns.extend_from_slice(start_ns);
-        self.end_ns.extend_from_slice(end_ns);
-        let lengths = [
-            self.observed.len(),
-            self.queue_id.len(),
-            self.dispatch_id.len(),
-            self.start_ns.len(),
-            self.end_ns.len(),
-        ];
-        assert!(lengths.iter().all(|&l| l == n), "columns of one length");
+    pub fn push(&mut self, o: Observation) {
+        own(&mut self.correlation_id, 1).push(o.correlation_id);
+        self.observed.push(o.observed);
+        self.queue_id.push(o.queue_id);
+        own(&mut self.dispatch_id, 1).push(o.dispatch_id.unwrap_or(NO_DISPATCH_ID));
+        own(&mut self.start_ns, 1).push(o.start_ns);
+        own(&mut self.end_ns, 1).push(o.end_ns);
     }
 
     /// Record `r`, gathered from the columns (a pass that reads one field
@@ -113,7 +155,7 @@ impl Observations {
             correlation_id: self.correlation_id[r],
             observed: self.observed[r],
             queue_id: self.queue_id[r],
-            dispatch_id: self.dispatch_id[r],
+            dispatch_id: Some(self.dispatch_id[r]).filter(|&d| d != NO_DISPATCH_ID),
             start_ns: self.start_ns[r],
             end_ns: self.end_ns[r],
         }
@@ -144,7 +186,8 @@ impl Observations {
         &self.queue_id
     }
 
-    pub fn dispatch_ids(&self) -> &[Option<u64>] {
+    /// The dispatch-id column: [`NO_DISPATCH_ID`] where a record has none.
+    pub(crate) fn dispatch_ids(&self) -> &[u64] {
         &self.dispatch_id
     }
 
@@ -153,8 +196,8 @@ impl Observations {
     }
 }
 
-impl FromIterator<Observation> for Observations {
-    fn from_iter<I: IntoIterator<Item = Observation>>(records: I) -> Observations {
+impl FromIterator<Observation> for Observations<'_> {
+    fn from_iter<I: IntoIterator<Item = Observation>>(records: I) -> Self {
         let mut out = Observations::default();
         records.into_iter().for_each(|o| out.push(o));
         out
@@ -255,7 +298,7 @@ pub struct Span {
 /// Everything known about one window.
 #[derive(Clone, Copy)]
 pub struct WindowEvidence<'a> {
-    pub observations: &'a Observations,
+    pub observations: &'a Observations<'a>,
     /// What the observations show, by [`ObservedId`]
     /// ([`ObservedTable::values`]).
     pub observed: &'a [Observed],
@@ -386,16 +429,31 @@ mod tests {
 
     #[test]
     fn observations_given_column_by_column_are_the_rows_given_one_by_one() {
-        let rows = rows();
+        // Kernel records only: lent columns carry a dispatch id for each.
+        let rows: Vec<Observation> = rows()
+            .into_iter()
+            .map(|o| Observation {
+                dispatch_id: o.dispatch_id.or(Some(99)),
+                ..o
+            })
+            .collect();
         let by_rows: Observations = rows.iter().copied().collect();
         let column = |f: fn(&Observation) -> u64| rows.iter().map(f).collect::<Vec<u64>>();
-        let mut by_columns = Observations::with_capacity(rows.len());
-        by_columns.extend_columns(
-            &column(|o| o.correlation_id),
+        let (ids, dispatched) = (
+            column(|o| o.correlation_id),
+            column(|o| o.dispatch_id.unwrap()),
+        );
+        let (starts, ends) = (column(|o| o.start_ns), column(|o| o.end_ns));
+        let lent = LentColumns {
+            correlation_id: &ids,
+            dispatch_id: &dispatched,
+            start_ns: &starts,
+            end_ns: &ends,
+        };
+        let by_columns = Observations::lending(
+            lent,
             rows.iter().map(|o| o.observed),
             rows.iter().map(|o| o.queue_id),
-            rows.iter().map(|o| o.dispatch_id),
-            (&column(|o| o.start_ns), &column(|o| o.end_ns)),
         );
         assert_eq!(by_columns, by_rows);
         assert_eq!(by_rows.iter().collect::<Vec<_>>(), rows);
@@ -407,16 +465,56 @@ mod tests {
     }
 
     #[test]
+    fn records_pushed_after_lent_columns_follow_them() {
+        let rows = rows();
+        let kernels = &rows[..2];
+        let column = |f: fn(&Observation) -> u64| kernels.iter().map(f).collect::<Vec<u64>>();
+        let (ids, dispatched) = (
+            column(|o| o.correlation_id),
+            column(|o| o.dispatch_id.unwrap()),
+        );
+        let (starts, ends) = (column(|o| o.start_ns), column(|o| o.end_ns));
+        let lent = LentColumns {
+            correlation_id: &ids,
+            dispatch_id: &dispatched,
+            start_ns: &starts,
+            end_ns: &ends,
+        };
+        let mut observations = Observations::lending(
+            lent,
+            kernels.iter().map(|o| o.observed),
+            kernels.iter().map(|o| o.queue_id),
+        );
+        observations.reserve(rows.len() - 2);
+        rows[2..].iter().for_each(|&o| observations.push(o));
+        assert_eq!(observations.iter().collect::<Vec<_>>(), rows);
+        assert_eq!(
+            observations.get(2).dispatch_id,
+            None,
+            "a record without one"
+        );
+        assert_eq!(
+            ids,
+            column(|o| o.correlation_id),
+            "the lender's column is untouched"
+        );
+    }
+
+    #[test]
     #[should_panic(expected = "columns of one length")]
     fn columns_of_different_lengths_are_refused() {
         let rows = rows();
         let ids: Vec<u64> = rows.iter().map(|o| o.correlation_id).collect();
-        Observations::default().extend_columns(
-            &ids,
+        let lent = LentColumns {
+            correlation_id: &ids,
+            dispatch_id: &ids,
+            start_ns: &ids,
+            end_ns: &ids,
+        };
+        Observations::lending(
+            lent,
             rows.iter().map(|o| o.observed),
             rows.iter().skip(1).map(|o| o.queue_id),
-            rows.iter().map(|o| o.dispatch_id),
-            (&ids, &ids),
         );
     }
 

@@ -103,7 +103,8 @@ pub use attribute::{attribute_window, attribute_window_record_by_record, Attribu
 pub use diagnostics::{Anomaly, AnomalyCounts};
 pub use env::{graph_attribution_enabled, switch_value, DISABLE_GRAPH_ATTRIBUTION_VAR};
 pub use evidence::{
-    Call, CallWork, Observation, Observations, ObservedId, ObservedTable, Span, WindowEvidence,
+    Call, CallWork, LentColumns, Observation, Observations, ObservedId, ObservedTable, Span,
+    WindowEvidence,
 };
 pub use ids::{AttributionId, ExecHandle, ExecIdentity, GraphKey, LaunchedExec, NodeId};
 pub use launch_log::{LaunchEnding, LaunchLog, LaunchRecord};

@@ -27,8 +27,8 @@ use activity_store::{
 use graph_attribution::{
     attribute_window, Assumptions, BlitKind, Call, CallWork, Direction, ExecContents, ExecHandle,
     ExecIdentity, GraphKey, GraphStructure, KernelShape, KeyVerdict, LaunchCall, LaunchTracker,
-    LinkVerdict, Observation, Observations, Observed, ObservedId, ObservedTable, SessionMemory,
-    TrackerConfig, WindowEvidence,
+    LentColumns, LinkVerdict, Observation, Observations, Observed, ObservedId, ObservedTable,
+    SessionMemory, TrackerConfig, WindowEvidence,
 };
 use std::cell::OnceCell;
 use std::collections::HashMap;
@@ -297,10 +297,9 @@ impl Attribution {
     ) -> (Vec<String>, bool) {
         let blits = self.blits.read().unwrap_or_else(|p| p.into_inner()).clone();
         let stubs = self.stubs.read().unwrap_or_else(|p| p.into_inner()).clone();
-        let mut observations =
-            Observations::with_capacity(window.kernels.len() + window.copies.len());
         let mut observed = ObservedTable::default();
-        kernel_observations(&window.kernels, &blits, &mut observed, &mut observations);
+        let mut observations = kernel_observations(&window.kernels, &blits, &mut observed);
+        observations.reserve(window.copies.len());
         // A copy whose direction the decoder could not read matches nothing
         // and is withheld with "no matching producer".
         for row in window.copies.rows() {
@@ -505,17 +504,15 @@ fn fill_links(frame: &mut impl Attributable, links: &[LinkVerdict], calls: &CpuS
     }
 }
 
-/// What the rules read of a window's kernel records, appended to `out` in
-/// row order: the frame's columns copied whole where the rules keep them as
-/// they are, and what a kernel ran worked out once per launch shape and
-/// interned in `table` (`blits`: the runtime's own blit kernels, by kernel
-/// id).
-pub fn kernel_observations(
-    kernels: &KernelFrame,
+/// What the rules read of a window's kernel records, in row order: the
+/// frame's id and time columns lent as they are, and what a kernel ran
+/// worked out once per launch shape and interned in `table` (`blits`: the
+/// runtime's own blit kernels, by kernel id).
+pub fn kernel_observations<'a>(
+    kernels: &'a KernelFrame,
     blits: &FastMap<u64, BlitKind>,
     table: &mut ObservedTable,
-    out: &mut Observations,
-) {
+) -> Observations<'a> {
     let observed: Vec<ObservedId> = kernels
         .launch_shapes()
         .iter()
@@ -531,14 +528,18 @@ pub fn kernel_observations(
         })
         .collect();
     let queues: Vec<u64> = kernels.places().iter().map(|p| p.queue).collect();
-    out.extend_columns(
-        kernels.correlation_id(),
+    let lent = LentColumns {
+        correlation_id: kernels.correlation_id(),
+        dispatch_id: kernels.dispatch_id(),
+        start_ns: kernels.start_ns(),
+        end_ns: kernels.end_ns(),
+    };
+    Observations::lending(
+        lent,
         kernels
             .launch_shape_ids()
             .iter()
             .map(|&s| observed[s as usize]),
         kernels.place_ids().iter().map(|&p| queues[p as usize]),
-        kernels.dispatch_id().iter().map(|&d| Some(d)),
-        (kernels.start_ns(), kernels.end_ns()),
-    );
+    )
 }

@@ -22,7 +22,7 @@ use std::ops::Range;
 use rustc_hash::{FxHashMap, FxHashSet};
 
 use crate::calls::CallIndex;
-use crate::evidence::{Observation, Observations};
+use crate::evidence::{Observation, Observations, NO_DISPATCH_ID};
 
 /// Queues whose records may have reached a quarter of `slots` in flight.
 pub(crate) fn possibly_full(
@@ -106,7 +106,9 @@ impl InOrder {
         while r < queues.len() {
             let queue = queues[r];
             let same = (r..queues.len())
-                .take_while(|&i| queues[i] == queue && dispatched[i].is_some() && ends[i] >= from)
+                .take_while(|&i| {
+                    queues[i] == queue && dispatched[i] != NO_DISPATCH_ID && ends[i] >= from
+                })
                 .count();
             if same > 0 {
                 if !self.add_all(queue, from, ends[r..r + same].iter().copied()) {

@@ -10,8 +10,8 @@ use crate::completeness::Completeness;
 use crate::frames::{
     ApiCallFrame, ApiCallRow, CopyFrame, CopyRow, GraphLaunchFrame, GraphLaunchRow,
 };
-use crate::kernel_frame::{KernelFrame, LaunchLink, Renumber};
-use crate::kernel_rows::{KernelRows, OrderKey, StagedColumns};
+use crate::kernel_frame::{KernelFrame, LaunchLink};
+use crate::kernel_rows::{KernelRows, OrderKey};
 use crate::linkage::{Link, LinkTable};
 use crate::records::{GraphLaunch, HipApiCall, MemoryCopy, Timed};
 use crate::staging::Staging;
@@ -82,8 +82,8 @@ fn keep_until_stop<R: Timed>(records: &mut Vec<R>, stop_ns: u64) -> u64 {
     (before - records.len()) as u64
 }
 
-/// Rows gathered per batch before a frame takes them column by column (a
-/// copy, call or launch frame's, and kernel rows finalised out of order): few enough that a batch stays in L1 while its
+/// Rows gathered per batch before a copy, call or launch frame takes them
+/// column by column: few enough that a batch stays in L1 while its
 /// columns are copied out. Measured when kernel frames were built this way
 /// (benches/pipeline's decode_window_finalise, alternating binaries): 64
 /// rows 9.0-10.5 ms, a row at a time 10.0-10.4, 1024 rows (L2) 10.9-11.9.
@@ -177,8 +177,8 @@ fn kernel_frame(shards: &[Staging], stop_ns: u64, cache: &mut LinkCache<'_>) -> 
     let mut filled = parts.iter().enumerate().filter(|(_, (p, _))| p.len() > 0);
     match (filled.next(), filled.next()) {
         // One thread delivered the window's kernels in order (one queue, or
-        // queues that never overlapped): no sort, the rows that started
-        // after the stop are a tail, and the columns are copied whole.
+        // queues that never overlapped): no sort, and the rows that started
+        // after the stop are a tail.
         (Some((part, &(rows, until_stop))), None) if rows.is_sorted() => {
             let mut kept = rows.len();
             if until_stop {
@@ -186,9 +186,8 @@ fn kernel_frame(shards: &[Staging], stop_ns: u64, cache: &mut LinkCache<'_>) -> 
                 late = (rows.len() - kept) as u64;
             }
             let (shapes, places) = &remaps[part];
-            let renumber = (Renumber::of(shapes), Renumber::of(places));
-            for run in rows.runs(kept) {
-                frame.extend(run, renumber, |c| link_of(cache, c));
+            for (run, slots) in rows.runs(kept) {
+                frame.extend(run, (shapes, places), slots, |c| link_of(cache, c));
             }
         }
         _ => {
@@ -204,23 +203,15 @@ fn kernel_frame(shards: &[Staging], stop_ns: u64, cache: &mut LinkCache<'_>) -> 
                 }
             }
             order.sort_unstable();
-            // Consecutive rows may come from different parts: gathered in
-            // batches, renumbered as they are gathered.
-            let mut batch = StagedColumns::with_capacity(BATCH);
-            let mut slots = Vec::with_capacity(BATCH);
-            for chunk in order.chunks(BATCH) {
-                batch.clear();
-                slots.clear();
-                for &(key, part, row) in chunk {
-                    let (rows, row) = (parts[part as usize].0, row as usize);
-                    let (shapes, places) = &remaps[part as usize];
-                    let (shape, place) = rows.shape_and_place(row);
-                    batch.push(key, shapes[shape as usize], places[place as usize]);
-                    slots.push(rows.external_slot(row));
-                }
+            // Row by row: consecutive rows may come from different parts.
+            for (_, part, row) in order {
+                let (rows, row) = (parts[part as usize].0, row as usize);
+                let (shapes, places) = &remaps[part as usize];
+                let slot = rows.external_slot(row);
                 frame.extend(
-                    batch.run(chunk.len(), Some(&slots)),
-                    (Renumber::Same, Renumber::Same),
+                    std::slice::from_ref(rows.row(row)),
+                    (shapes, places),
+                    Some(std::slice::from_ref(&slot)),
                     |c| link_of(cache, c),
                 );
             }

@@ -13,7 +13,7 @@
 
 use crate::frames::Attributable;
 use crate::interner::Interner;
-use crate::kernel_rows::StagedRun;
+use crate::kernel_rows::Row as StagedRow;
 use crate::records::AgentId;
 
 /// What a dispatch ran.
@@ -107,34 +107,6 @@ pub struct KernelRow {
     pub external_id_user: Option<u64>,
 }
 
-/// How a run's shape or place indices become a frame's.
-#[derive(Clone, Copy, Debug)]
-pub(crate) enum Renumber<'a> {
-    /// They are the frame's already: its table was filled from the run's
-    /// stager alone, in the stager's order.
-    Same,
-    /// The frame's index of each of the stager's.
-    Through(&'a [u32]),
-}
-
-impl<'a> Renumber<'a> {
-    /// `Same` where `map` is the identity, so the column is copied whole.
-    pub(crate) fn of(map: &'a [u32]) -> Self {
-        if map.iter().enumerate().all(|(i, &to)| to as usize == i) {
-            Renumber::Same
-        } else {
-            Renumber::Through(map)
-        }
-    }
-
-    fn extend(self, column: &mut Vec<u32>, ids: &[u32]) {
-        match self {
-            Renumber::Same => column.extend_from_slice(ids),
-            Renumber::Through(map) => column.extend(ids.iter().map(|&id| map[id as usize])),
-        }
-    }
-}
-
 /// The graph-key index of a row the verifier has not vouched for.
 const NO_KEY: u32 = u32::MAX;
 
@@ -202,41 +174,43 @@ impl KernelFrame {
     }
 
     /// Appends consecutive staged rows, a column at a time (one tight loop
-    /// or copy and one capacity check each, where a row at a time checks
-    /// every column for every row): the only way rows are added, which
-    /// keeps the columns the same length. `shapes` and `places` say how the
-    /// run's indices become this frame's; `link_of` joins a correlation id
-    /// to its CPU side, asked once per run of equal ids.
+    /// and one capacity check each, where a row at a time checks every
+    /// column for every row): the only way rows are added, which keeps the
+    /// columns the same length. `shapes` and `places` map the rows' indices
+    /// to this frame's; `slots` are their external slots (`None`: all 0);
+    /// `link_of` joins a correlation id to its CPU side, asked once per run
+    /// of equal ids.
     #[inline]
     pub(crate) fn extend(
         &mut self,
-        run: StagedRun<'_>,
-        (shapes, places): (Renumber<'_>, Renumber<'_>),
+        rows: &[StagedRow],
+        (shapes, places): (&[u32], &[u32]),
+        slots: Option<&[u64]>,
         mut link_of: impl FnMut(u64) -> LaunchLink,
     ) {
-        self.start_ns.extend_from_slice(run.start_ns);
-        self.end_ns.extend_from_slice(run.end_ns);
-        self.correlation_id.extend_from_slice(run.correlation_id);
-        self.dispatch_id.extend_from_slice(run.dispatch_id);
-        shapes.extend(&mut self.shape, run.shape);
-        places.extend(&mut self.place, run.place);
-        self.graph_key
-            .resize(self.graph_key.len() + run.len(), NO_KEY);
+        self.start_ns.extend(rows.iter().map(|r| r.start_ns));
+        self.end_ns.extend(rows.iter().map(|r| r.end_ns));
+        self.correlation_id
+            .extend(rows.iter().map(|r| r.correlation_id));
+        self.dispatch_id.extend(rows.iter().map(|r| r.dispatch_id));
+        self.shape
+            .extend(rows.iter().map(|r| shapes[r.shape as usize]));
+        self.place
+            .extend(rows.iter().map(|r| places[r.place as usize]));
+        self.graph_key.extend(rows.iter().map(|_| NO_KEY));
         if self.external_slot.capacity() > 0 {
-            match run.external_slot {
+            match slots {
                 Some(slots) => self.external_slot.extend_from_slice(slots),
-                None => self
-                    .external_slot
-                    .resize(self.external_slot.len() + run.len(), 0),
+                None => self.external_slot.extend(rows.iter().map(|_| 0)),
             }
         }
         let mut last: Option<(u64, u32)> = None;
-        for &correlation_id in run.correlation_id {
+        for r in rows {
             let link = match last {
-                Some((id, link)) if id == correlation_id => link,
+                Some((id, link)) if id == r.correlation_id => link,
                 _ => {
-                    let link = self.link_id(link_of(correlation_id));
-                    last = Some((correlation_id, link));
+                    let link = self.link_id(link_of(r.correlation_id));
+                    last = Some((r.correlation_id, link));
                     link
                 }
             };
@@ -402,20 +376,15 @@ mod tests {
         };
         let (s, p) = (frame.shape_id(shape), frame.place_id(place));
         for i in 0..2 {
-            let run = StagedRun {
-                start_ns: &[10 * i],
-                end_ns: &[10 * i + 5],
-                correlation_id: &[5],
-                dispatch_id: &[i],
-                shape: &[0],
-                place: &[0],
-                external_slot: None,
+            let staged = StagedRow {
+                start_ns: 10 * i,
+                end_ns: 10 * i + 5,
+                correlation_id: 5,
+                dispatch_id: i,
+                shape: 0,
+                place: 0,
             };
-            frame.extend(
-                run,
-                (Renumber::Through(&[s]), Renumber::Through(&[p])),
-                |_| link,
-            );
+            frame.extend(&[staged], (&[s], &[p]), None, |_| link);
         }
         frame.set_graph_key(1, 7, (7 << 32) | 2);
         let want = KernelRow {

@@ -8,10 +8,8 @@
 //! grid, workgroup, LDS and scratch) and its place (agent, queue, thread)
 //! by index into small tables of the values seen. Rows are kept in chunks
 //! of fixed size, so a growing window never copies what it holds and never
-//! holds more than one chunk it does not use. A chunk holds a column per
-//! field, as the finalised frame does, so finalising rows that arrived in
-//! order copies columns whole. The external-correlation slot (the
-//! launch-stack method's answer) gets a column of its own only once a
+//! holds more than one chunk it does not use. The external-correlation slot
+//! (the launch-stack method's answer) gets a column of its own only once a
 //! record carries one.
 
 use crate::interner::Interner;
@@ -22,127 +20,30 @@ use crate::records::KernelDispatch;
 /// dispatch id and end.
 pub(crate) type OrderKey = (u64, u64, u64, u64);
 
-/// Rows per chunk (1.25 MiB): every column at least 128 KiB, a block the
-/// tool's allocator maps and keeps for reuse (src/heap.rs) rather than
-/// glibc's heap, which trimmed freed columns and faulted them in again for
-/// each window. With 4096-row chunks (32 and 16 KiB columns) the pipeline
-/// benchmark's staging took 25 times the page faults.
-const CHUNK: usize = 32 << 10;
+/// Rows per chunk (160 KiB).
+const CHUNK: usize = 4096;
 
-/// Consecutive staged dispatches, a slice per field: a run of one chunk,
-/// or rows gathered in finalisation's order.
+/// A staged dispatch: its times and ids, and its launch shape and place by
+/// index into its shard's tables.
 #[derive(Clone, Copy, Debug)]
-pub(crate) struct StagedRun<'a> {
-    pub(crate) start_ns: &'a [u64],
-    pub(crate) end_ns: &'a [u64],
-    pub(crate) correlation_id: &'a [u64],
-    pub(crate) dispatch_id: &'a [u64],
-    /// Indices into the stager's launch shapes.
-    pub(crate) shape: &'a [u32],
-    /// Indices into the stager's places.
-    pub(crate) place: &'a [u32],
-    /// External-correlation slots; `None`: every one is 0.
-    pub(crate) external_slot: Option<&'a [u64]>,
-}
-
-impl StagedRun<'_> {
-    pub(crate) fn len(&self) -> usize {
-        self.start_ns.len()
-    }
-}
-
-/// The columns of staged rows: a chunk's, or a batch gathered in order.
-#[derive(Debug, Default)]
-pub(crate) struct StagedColumns {
-    start_ns: Vec<u64>,
-    end_ns: Vec<u64>,
-    correlation_id: Vec<u64>,
-    dispatch_id: Vec<u64>,
-    shape: Vec<u32>,
-    place: Vec<u32>,
-}
-
-impl StagedColumns {
-    pub(crate) fn with_capacity(rows: usize) -> Self {
-        Self {
-            start_ns: Vec::with_capacity(rows),
-            end_ns: Vec::with_capacity(rows),
-            correlation_id: Vec::with_capacity(rows),
-            dispatch_id: Vec::with_capacity(rows),
-            shape: Vec::with_capacity(rows),
-            place: Vec::with_capacity(rows),
-        }
-    }
-
-    pub(crate) fn len(&self) -> usize {
-        self.start_ns.len()
-    }
-
-    /// Appends one row: `key` as [`OrderKey`] orders it, then its shape and
-    /// place indices.
-    pub(crate) fn push(
-        &mut self,
-        (start, correlation, dispatch, end): OrderKey,
-        shape: u32,
-        place: u32,
-    ) {
-        self.start_ns.push(start);
-        self.end_ns.push(end);
-        self.correlation_id.push(correlation);
-        self.dispatch_id.push(dispatch);
-        self.shape.push(shape);
-        self.place.push(place);
-    }
-
-    pub(crate) fn clear(&mut self) {
-        self.start_ns.clear();
-        self.end_ns.clear();
-        self.correlation_id.clear();
-        self.dispatch_id.clear();
-        self.shape.clear();
-        self.place.clear();
-    }
-
-    /// The first `rows` rows, with `slots` as their external slots.
-    pub(crate) fn run<'a>(
-        &'a self,
-        rows: usize,
-        external_slot: Option<&'a [u64]>,
-    ) -> StagedRun<'a> {
-        StagedRun {
-            start_ns: &self.start_ns[..rows],
-            end_ns: &self.end_ns[..rows],
-            correlation_id: &self.correlation_id[..rows],
-            dispatch_id: &self.dispatch_id[..rows],
-            shape: &self.shape[..rows],
-            place: &self.place[..rows],
-            external_slot,
-        }
-    }
-
-    fn order_key(&self, row: usize) -> OrderKey {
-        (
-            self.start_ns[row],
-            self.correlation_id[row],
-            self.dispatch_id[row],
-            self.end_ns[row],
-        )
-    }
+pub(crate) struct Row {
+    pub(crate) start_ns: u64,
+    pub(crate) end_ns: u64,
+    pub(crate) correlation_id: u64,
+    pub(crate) dispatch_id: u64,
+    pub(crate) shape: u32,
+    pub(crate) place: u32,
 }
 
 /// One staging shard's kernel dispatches.
 #[derive(Debug, Default)]
 pub(crate) struct KernelRows {
-    chunks: Vec<StagedColumns>,
+    chunks: Vec<Vec<Row>>,
     len: usize,
     shapes: Interner<LaunchShape>,
     places: Interner<DispatchPlace>,
     /// Per row, once any record carried a non-zero external slot.
     external_slots: Option<Vec<u64>>,
-    /// Where the rows so far break [`OrderKey`] order, if anywhere: kept as
-    /// rows arrive, when they are in cache, so finalisation need not read
-    /// them all again to learn it.
-    out_of_order: bool,
 }
 
 impl KernelRows {
@@ -150,18 +51,13 @@ impl KernelRows {
         self.len
     }
 
-    /// Stages `records` a chunk's room at a time: each piece is one extend
-    /// of each of the last chunk's columns.
+    /// Stages `records` a chunk's room at a time: each piece is one
+    /// extend of the last chunk, with one capacity check.
     pub(crate) fn extend_from_slice(&mut self, records: &[KernelDispatch]) {
-        let key = |r: &KernelDispatch| (r.start_ns, r.correlation_id, r.dispatch_id, r.end_ns);
-        if let (Some(first), Some(last)) = (records.first(), self.len.checked_sub(1)) {
-            self.out_of_order |= self.order_key(last) > key(first);
-        }
-        self.out_of_order |= !records.is_sorted_by(|a, b| key(a) <= key(b));
         let mut rest = records;
         while !rest.is_empty() {
             if self.chunks.last().is_none_or(|c| c.len() == CHUNK) {
-                self.chunks.push(StagedColumns::with_capacity(CHUNK));
+                self.chunks.push(Vec::with_capacity(CHUNK));
             }
             let KernelRows {
                 chunks,
@@ -171,9 +67,12 @@ impl KernelRows {
             } = self;
             let chunk = chunks.last_mut().expect("a chunk with room");
             let (piece, after) = rest.split_at(rest.len().min(CHUNK - chunk.len()));
-            // One pass, as the batch is read once: the columns have room.
-            for r in piece {
-                let shape = shapes.id(
+            chunk.extend(piece.iter().map(|r| Row {
+                start_ns: r.start_ns,
+                end_ns: r.end_ns,
+                correlation_id: r.correlation_id,
+                dispatch_id: r.dispatch_id,
+                shape: shapes.id(
                     LaunchShape {
                         kernel_id: r.kernel_id,
                         grid: r.grid,
@@ -182,21 +81,16 @@ impl KernelRows {
                         scratch_bytes: r.scratch_bytes,
                     },
                     r.kernel_id,
-                );
-                let place = places.id(
+                ),
+                place: places.id(
                     DispatchPlace {
                         agent: r.agent,
                         queue: r.queue,
                         thread_id: r.thread_id,
                     },
                     r.queue ^ r.thread_id.rotate_left(32),
-                );
-                chunk.push(
-                    (r.start_ns, r.correlation_id, r.dispatch_id, r.end_ns),
-                    shape,
-                    place,
-                );
-            }
+                ),
+            }));
             if self.external_slots.is_some() || piece.iter().any(|r| r.external_slot != 0) {
                 let len = self.len;
                 let slots = self.external_slots.get_or_insert_with(|| vec![0; len]);
@@ -207,10 +101,9 @@ impl KernelRows {
         }
     }
 
-    /// Row `index`'s shape and place indices.
-    pub(crate) fn shape_and_place(&self, index: usize) -> (u32, u32) {
-        let chunk = &self.chunks[index / CHUNK];
-        (chunk.shape[index % CHUNK], chunk.place[index % CHUNK])
+    /// Row `index` as staged.
+    pub(crate) fn row(&self, index: usize) -> &Row {
+        &self.chunks[index / CHUNK][index % CHUNK]
     }
 
     /// Row `index`'s external-correlation slot (0: none).
@@ -218,8 +111,9 @@ impl KernelRows {
         self.external_slots.as_ref().map_or(0, |s| s[index])
     }
 
-    /// The first `len` rows as consecutive runs, a chunk's at a time.
-    pub(crate) fn runs(&self, len: usize) -> impl Iterator<Item = StagedRun<'_>> {
+    /// The first `len` rows as consecutive runs, each with its rows'
+    /// external-correlation slots (`None`: no row carried one).
+    pub(crate) fn runs(&self, len: usize) -> impl Iterator<Item = (&[Row], Option<&[u64]>)> {
         self.chunks
             .iter()
             .enumerate()
@@ -227,7 +121,8 @@ impl KernelRows {
             .map(move |(i, chunk)| {
                 let rows = (len - i * CHUNK).min(chunk.len());
                 let slots = self.external_slots.as_ref();
-                chunk.run(rows, slots.map(|s| &s[i * CHUNK..i * CHUNK + rows]))
+                let slots = slots.map(|s| &s[i * CHUNK..i * CHUNK + rows]);
+                (&chunk[..rows], slots)
             })
     }
 
@@ -248,12 +143,17 @@ impl KernelRows {
 
     /// What finalisation sorts row `index` by.
     pub(crate) fn order_key(&self, index: usize) -> OrderKey {
-        self.chunks[index / CHUNK].order_key(index % CHUNK)
+        let r = self.row(index);
+        (r.start_ns, r.correlation_id, r.dispatch_id, r.end_ns)
     }
 
     /// Are the rows in the order finalisation sorts them by?
     pub(crate) fn is_sorted(&self) -> bool {
-        !self.out_of_order
+        self.chunks
+            .iter()
+            .flatten()
+            .map(|r| (r.start_ns, r.correlation_id, r.dispatch_id, r.end_ns))
+            .is_sorted()
     }
 
     /// The number of rows before the first whose order key fails `pred`,
@@ -274,24 +174,23 @@ impl KernelRows {
     /// Row `index` as the record it was staged from.
     #[cfg(test)]
     fn get(&self, index: usize) -> KernelDispatch {
-        let (start_ns, correlation_id, dispatch_id, end_ns) = self.order_key(index);
-        let (shape, place) = self.shape_and_place(index);
-        let shape = self.shapes.get(shape);
-        let place = self.places.get(place);
+        let r = self.row(index);
+        let shape = self.shapes.get(r.shape);
+        let place = self.places.get(r.place);
         KernelDispatch {
             agent: place.agent,
             queue: place.queue,
-            correlation_id,
+            correlation_id: r.correlation_id,
             external_slot: self.external_slot(index),
             thread_id: place.thread_id,
             kernel_id: shape.kernel_id,
-            dispatch_id,
+            dispatch_id: r.dispatch_id,
             grid: shape.grid,
             workgroup: shape.workgroup,
             lds_bytes: shape.lds_bytes,
             scratch_bytes: shape.scratch_bytes,
-            start_ns,
-            end_ns,
+            start_ns: r.start_ns,
+            end_ns: r.end_ns,
         }
     }
 }
@@ -335,39 +234,6 @@ mod tests {
                 assert_eq!(rows.get(i), *want, "row {i}");
             }
         }
-    }
-
-    #[test]
-    fn rows_know_whether_they_arrived_in_order() {
-        let records: Vec<KernelDispatch> = (0..10).map(record).collect();
-        let mut rows = KernelRows::default();
-        rows.extend_from_slice(&records[..4]);
-        rows.extend_from_slice(&records[4..]);
-        assert!(rows.is_sorted(), "in order across pushes");
-
-        let mut across = KernelRows::default();
-        across.extend_from_slice(&records[4..]);
-        across.extend_from_slice(&records[..4]);
-        assert!(
-            !across.is_sorted(),
-            "a push that starts before the last row"
-        );
-
-        let mut within = KernelRows::default();
-        let mut swapped = records.clone();
-        swapped.swap(6, 7);
-        within.extend_from_slice(&swapped);
-        assert!(!within.is_sorted(), "two rows swapped inside one push");
-
-        // Equal starts are ordered by correlation id, then dispatch id.
-        let mut tie = records[2..4].to_vec();
-        tie[1].start_ns = tie[0].start_ns;
-        tie[1].dispatch_id = tie[0].dispatch_id - 1;
-        let mut ties = KernelRows::default();
-        ties.extend_from_slice(&tie);
-        assert!(
-            !ties.is_sorted(),
-            "an equal start with a smaller dispatch id"
-        );
+        assert!(std::mem::size_of::<Row>() <= 40);
     }
 }

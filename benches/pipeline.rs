@@ -14,7 +14,7 @@ use graph_attribution::{
     attribute_window, AttributionId, Call, CallWork, ExecHandle, GraphHandle, GraphStructure,
     HostKernel, NodeHandle, NodeWork, ObservedTable, SessionMemory, WindowEvidence,
 };
-use kineto_rocm::tool::sdk::decode::{decode_with, Decoded};
+use kineto_rocm::tool::sdk::decode::{decode_into, Records};
 use kineto_rocm::tool::{kernel_observations, KERNELS_PER_PUSH};
 use rocprofiler_sys::*;
 use std::collections::HashMap;
@@ -84,14 +84,24 @@ fn decode_each(
     for slice in bytes.chunks(KERNELS_PER_PUSH * size_of::<Record>()) {
         batch.clear();
         for record in slice.chunks_exact(size_of::<Record>()) {
-            let _ = decode_with(tracing, kind, record, |decoded| {
-                if let Decoded::Kernel(kernel) = decoded {
-                    batch.push(kernel);
-                }
-            });
+            let _ = decode_into(tracing, kind, record, &mut Kernels(batch));
         }
         take(batch);
     }
+}
+
+/// The kernel records of a buffer, as the tool's batch keeps them.
+struct Kernels<'a>(&'a mut Vec<KernelDispatch>);
+
+impl Records for Kernels<'_> {
+    #[inline(always)]
+    fn kernel(&mut self, record: KernelDispatch) {
+        self.0.push(record);
+    }
+    fn copy(&mut self, _: activity_store::MemoryCopy) {}
+    fn api_call(&mut self, _: activity_store::HipApiCall) {}
+    fn graph_launch(&mut self, _: activity_store::GraphLaunch) {}
+    fn retired(&mut self, _: u64) {}
 }
 
 fn pipeline(c: &mut Criterion) {

@@ -1,12 +1,13 @@
 //! Synchronous SDK callbacks and the buffer callback. Each catches panics: no
 //! unwind reaches the SDK.
-use super::decode::{self, Decoded};
+use super::decode;
 use super::graph_calls;
 use super::hip_calls;
 use super::lifecycle;
 use super::tool::{self, Tool};
 use crate::tool::finish::timeline::{timeline_call, MarkerPhase};
 use crate::tool::session::collector::Batch;
+use activity_store::{GraphLaunch, HipApiCall, KernelDispatch, MemoryCopy};
 use graph_attribution::LaunchCall;
 use rocprofiler_sys::*;
 use std::cell::{Cell, RefCell};
@@ -297,10 +298,7 @@ pub unsafe extern "C" fn on_buffer(
                         size.clamp(8, decode::LARGEST_RECORD),
                     )
                 };
-                let decoded = decode::decode_with(header.category, header.kind, bytes, |record| {
-                    add(batch, record)
-                });
-                match decoded {
+                match decode::decode_into(header.category, header.kind, bytes, batch) {
                     Ok(()) => {
                         if batch.kernels_full() {
                             tool.collector.on_kernels(batch);
@@ -325,12 +323,25 @@ pub unsafe extern "C" fn on_buffer(
     }
 }
 
-fn add(batch: &mut Batch, record: Decoded) {
-    match record {
-        Decoded::Kernel(k) => batch.kernels.push(k),
-        Decoded::Copy(c) => batch.copies.push(c),
-        Decoded::Api(a) => batch.api_calls.push(a),
-        Decoded::GraphLaunch(g) => batch.graph_launches.push(g),
-        Decoded::Retired { correlation_id } => batch.retired.push(correlation_id),
+impl decode::Records for Batch {
+    #[inline(always)]
+    fn kernel(&mut self, record: KernelDispatch) {
+        self.kernels.push(record);
+    }
+    #[inline(always)]
+    fn copy(&mut self, record: MemoryCopy) {
+        self.copies.push(record);
+    }
+    #[inline(always)]
+    fn api_call(&mut self, record: HipApiCall) {
+        self.api_calls.push(record);
+    }
+    #[inline(always)]
+    fn graph_launch(&mut self, record: GraphLaunch) {
+        self.graph_launches.push(record);
+    }
+    #[inline(always)]
+    fn retired(&mut self, correlation_id: u64) {
+        self.retired.push(correlation_id);
     }
 }

@@ -69,48 +69,76 @@ impl Malformed {
     }
 }
 
+/// Where decoded records go, a method per kind.
+///
+/// Why not a returned [`Decoded`]: returned, a record was written field by
+/// field and then copied out whole, and that copy stalled on the fields
+/// just written (64% of decoding time in benches/pipeline's decode). Handed
+/// to the method of its kind, inlined, it is written once, where it is
+/// kept.
+pub trait Records {
+    fn kernel(&mut self, record: KernelDispatch);
+    fn copy(&mut self, record: MemoryCopy);
+    fn api_call(&mut self, record: HipApiCall);
+    fn graph_launch(&mut self, record: GraphLaunch);
+    fn retired(&mut self, correlation_id: u64);
+}
+
 /// Decodes the payload of one tracing record given its kind.
 ///
 /// `payload` holds the bytes the header points at; the record's own leading
 /// `size` field says how many of them are the record's.
 pub fn decode(category: u32, kind: u32, payload: &[u8]) -> Result<Decoded, Malformed> {
-    let mut decoded = Err(Malformed::UnknownKind);
-    decode_with(category, kind, payload, |record| decoded = Ok(record))?;
-    decoded
+    struct One(Option<Decoded>);
+    impl Records for One {
+        fn kernel(&mut self, record: KernelDispatch) {
+            self.0 = Some(Decoded::Kernel(record));
+        }
+        fn copy(&mut self, record: MemoryCopy) {
+            self.0 = Some(Decoded::Copy(record));
+        }
+        fn api_call(&mut self, record: HipApiCall) {
+            self.0 = Some(Decoded::Api(record));
+        }
+        fn graph_launch(&mut self, record: GraphLaunch) {
+            self.0 = Some(Decoded::GraphLaunch(record));
+        }
+        fn retired(&mut self, correlation_id: u64) {
+            self.0 = Some(Decoded::Retired { correlation_id });
+        }
+    }
+    let mut one = One(None);
+    decode_into(category, kind, payload, &mut one)?;
+    Ok(one.0.expect("a decoded record is handed on"))
 }
 
-/// [`decode`], handing the record to `take` instead of returning it.
-///
-/// Why: inlined where `take` keeps the record (the buffer callback's
-/// batch), the record is written once, in place. Returned, it was written
-/// field by field and then copied out whole, and that copy stalled on the
-/// fields just written: 64% of decoding time in benches/pipeline's decode.
+/// [`decode`], handing the record to `out` instead of returning it.
 #[inline]
-pub fn decode_with(
+pub fn decode_into(
     category: u32,
     kind: u32,
     payload: &[u8],
-    take: impl FnOnce(Decoded),
+    out: &mut impl Records,
 ) -> Result<(), Malformed> {
     if category != rocprofiler_buffer_category_t::TRACING.0 {
         return Err(Malformed::UnknownCategory);
     }
     let record = Record::new(payload)?;
-    let decoded = match rocprofiler_buffer_tracing_kind_t(kind) {
-        rocprofiler_buffer_tracing_kind_t::KERNEL_DISPATCH => decode_kernel(&record),
-        rocprofiler_buffer_tracing_kind_t::MEMORY_COPY => decode_copy(&record),
-        rocprofiler_buffer_tracing_kind_t::HIP_RUNTIME_API => decode_api(&record),
-        rocprofiler_buffer_tracing_kind_t::HIP_GRAPH => decode_graph_launch(&record),
+    match rocprofiler_buffer_tracing_kind_t(kind) {
+        rocprofiler_buffer_tracing_kind_t::KERNEL_DISPATCH => out.kernel(decode_kernel(&record)?),
+        rocprofiler_buffer_tracing_kind_t::MEMORY_COPY => out.copy(decode_copy(&record)?),
+        rocprofiler_buffer_tracing_kind_t::HIP_RUNTIME_API => out.api_call(decode_api(&record)?),
+        rocprofiler_buffer_tracing_kind_t::HIP_GRAPH => {
+            out.graph_launch(decode_graph_launch(&record)?)
+        }
         rocprofiler_buffer_tracing_kind_t::CORRELATION_ID_RETIREMENT => {
             type R = rocprofiler_buffer_tracing_correlation_id_retirement_record_t;
             let record = record.fields::<{ size_of::<R>() }>()?;
-            Ok(Decoded::Retired {
-                correlation_id: record.u64_at(offset_of!(R, internal_correlation_id)),
-            })
+            out.retired(record.u64_at(offset_of!(R, internal_correlation_id)))
         }
-        _ => Err(Malformed::UnknownKind),
-    };
-    decoded.map(take)
+        _ => return Err(Malformed::UnknownKind),
+    }
+    Ok(())
 }
 
 /// A record's bytes, bounded by the smaller of the buffer and its `size`.
@@ -177,7 +205,7 @@ impl<const N: usize> Fields<'_, N> {
 }
 
 #[inline(always)]
-fn decode_kernel(record: &Record) -> Result<Decoded, Malformed> {
+fn decode_kernel(record: &Record) -> Result<KernelDispatch, Malformed> {
     type R = rocprofiler_buffer_tracing_kernel_dispatch_record_t;
     type I = rocprofiler_kernel_dispatch_info_t;
     // The dispatch info's reserved tail is not needed; SDKs that shrink the
@@ -193,7 +221,7 @@ fn decode_kernel(record: &Record) -> Result<Decoded, Malformed> {
             record.u32_at(at + 8),
         ]
     };
-    Ok(Decoded::Kernel(KernelDispatch {
+    Ok(KernelDispatch {
         correlation_id: record.u64_at(offset_of!(R, correlation_id)),
         external_slot: record.u64_at(offset_of!(R, correlation_id) + 8),
         thread_id: record.u64_at(offset_of!(R, thread_id)),
@@ -207,15 +235,15 @@ fn decode_kernel(record: &Record) -> Result<Decoded, Malformed> {
         lds_bytes: record.u32_at(INFO + offset_of!(I, group_segment_size)),
         workgroup: dim3(INFO + offset_of!(I, workgroup_size)),
         grid: dim3(INFO + offset_of!(I, grid_size)),
-    }))
+    })
 }
 
-fn decode_copy(record: &Record) -> Result<Decoded, Malformed> {
+fn decode_copy(record: &Record) -> Result<MemoryCopy, Malformed> {
     type R = rocprofiler_buffer_tracing_memory_copy_record_t;
     let record = record.fields::<{ offset_of!(R, dst_address) }>()?;
     let (start_ns, end_ns) =
         record.interval(offset_of!(R, start_timestamp), offset_of!(R, end_timestamp))?;
-    Ok(Decoded::Copy(MemoryCopy {
+    Ok(MemoryCopy {
         direction: copy_direction(record.u32_at(offset_of!(R, operation))),
         correlation_id: record.u64_at(offset_of!(R, correlation_id)),
         external_slot: record.u64_at(offset_of!(R, correlation_id) + 8),
@@ -225,7 +253,7 @@ fn decode_copy(record: &Record) -> Result<Decoded, Malformed> {
         dst_agent: AgentId(record.u64_at(offset_of!(R, dst_agent_id))),
         src_agent: AgentId(record.u64_at(offset_of!(R, src_agent_id))),
         bytes: record.u64_at(offset_of!(R, bytes)),
-    }))
+    })
 }
 
 fn copy_direction(operation: u32) -> CopyDirection {
@@ -238,26 +266,26 @@ fn copy_direction(operation: u32) -> CopyDirection {
     }
 }
 
-fn decode_api(record: &Record) -> Result<Decoded, Malformed> {
+fn decode_api(record: &Record) -> Result<HipApiCall, Malformed> {
     type R = rocprofiler_buffer_tracing_hip_api_record_t;
     let record = record.fields::<{ size_of::<R>() }>()?;
     let (start_ns, end_ns) =
         record.interval(offset_of!(R, start_timestamp), offset_of!(R, end_timestamp))?;
-    Ok(Decoded::Api(HipApiCall {
+    Ok(HipApiCall {
         operation: record.u32_at(offset_of!(R, operation)) as i32,
         correlation_id: record.u64_at(offset_of!(R, correlation_id)),
         thread_id: record.u64_at(offset_of!(R, thread_id)),
         start_ns,
         end_ns,
-    }))
+    })
 }
 
-fn decode_graph_launch(record: &Record) -> Result<Decoded, Malformed> {
+fn decode_graph_launch(record: &Record) -> Result<GraphLaunch, Malformed> {
     type R = rocprofiler_buffer_tracing_hip_graph_record_t;
     let record = record.fields::<{ size_of::<R>() }>()?;
     let (start_ns, end_ns) =
         record.interval(offset_of!(R, start_timestamp), offset_of!(R, end_timestamp))?;
-    Ok(Decoded::GraphLaunch(GraphLaunch {
+    Ok(GraphLaunch {
         correlation_id: record.u64_at(offset_of!(R, correlation_id)),
         thread_id: record.u64_at(offset_of!(R, thread_id)),
         start_ns,
@@ -266,7 +294,7 @@ fn decode_graph_launch(record: &Record) -> Result<Decoded, Malformed> {
         queue: record.u64_at(offset_of!(R, queue_id)),
         graph_exec_id: record.u64_at(offset_of!(R, graph_exec_id)),
         kernel_dispatch_count: record.u64_at(offset_of!(R, kernel_dispatch_count)),
-    }))
+    })
 }
 
 #[cfg(test)]

@@ -427,6 +427,37 @@ mod tests {
             .collect()
     }
 
+    /// Kernel records' id and time columns, as a frame holds them.
+    struct Frame([Vec<u64>; 4]);
+
+    impl Frame {
+        fn of(kernels: &[Observation]) -> Frame {
+            let column = |f: fn(&Observation) -> u64| kernels.iter().map(f).collect();
+            Frame([
+                column(|o| o.correlation_id),
+                column(|o| o.dispatch_id.expect("a kernel's dispatch id")),
+                column(|o| o.start_ns),
+                column(|o| o.end_ns),
+            ])
+        }
+
+        /// Observations of `kernels` lending this frame's columns.
+        fn lend<'a>(&'a self, kernels: &[Observation]) -> Observations<'a> {
+            let [correlation_id, dispatch_id, start_ns, end_ns] = &self.0;
+            let lent = LentColumns {
+                correlation_id,
+                dispatch_id,
+                start_ns,
+                end_ns,
+            };
+            Observations::lending(
+                lent,
+                kernels.iter().map(|o| o.observed),
+                kernels.iter().map(|o| o.queue_id),
+            )
+        }
+    }
+
     #[test]
     fn observations_given_column_by_column_are_the_rows_given_one_by_one() {
         // Kernel records only: lent columns carry a dispatch id for each.
@@ -438,27 +469,12 @@ mod tests {
             })
             .collect();
         let by_rows: Observations = rows.iter().copied().collect();
-        let column = |f: fn(&Observation) -> u64| rows.iter().map(f).collect::<Vec<u64>>();
-        let (ids, dispatched) = (
-            column(|o| o.correlation_id),
-            column(|o| o.dispatch_id.unwrap()),
-        );
-        let (starts, ends) = (column(|o| o.start_ns), column(|o| o.end_ns));
-        let lent = LentColumns {
-            correlation_id: &ids,
-            dispatch_id: &dispatched,
-            start_ns: &starts,
-            end_ns: &ends,
-        };
-        let by_columns = Observations::lending(
-            lent,
-            rows.iter().map(|o| o.observed),
-            rows.iter().map(|o| o.queue_id),
-        );
-        assert_eq!(by_columns, by_rows);
+        let frame = Frame::of(&rows);
+        assert_eq!(frame.lend(&rows), by_rows);
         assert_eq!(by_rows.iter().collect::<Vec<_>>(), rows);
         assert_eq!(by_rows.range(1..3).collect::<Vec<_>>(), rows[1..3]);
         assert_eq!(by_rows.get(4), rows[4]);
+        let column = |f: fn(&Observation) -> u64| rows.iter().map(f).collect::<Vec<u64>>();
         assert_eq!(by_rows.correlation_ids(), column(|o| o.correlation_id));
         assert_eq!(by_rows.queue_ids(), column(|o| o.queue_id));
         assert_eq!(by_rows.end_ns(), column(|o| o.end_ns));
@@ -467,26 +483,11 @@ mod tests {
     #[test]
     fn records_pushed_after_lent_columns_follow_them() {
         let rows = rows();
-        let kernels = &rows[..2];
-        let column = |f: fn(&Observation) -> u64| kernels.iter().map(f).collect::<Vec<u64>>();
-        let (ids, dispatched) = (
-            column(|o| o.correlation_id),
-            column(|o| o.dispatch_id.unwrap()),
-        );
-        let (starts, ends) = (column(|o| o.start_ns), column(|o| o.end_ns));
-        let lent = LentColumns {
-            correlation_id: &ids,
-            dispatch_id: &dispatched,
-            start_ns: &starts,
-            end_ns: &ends,
-        };
-        let mut observations = Observations::lending(
-            lent,
-            kernels.iter().map(|o| o.observed),
-            kernels.iter().map(|o| o.queue_id),
-        );
-        observations.reserve(rows.len() - 2);
-        rows[2..].iter().for_each(|&o| observations.push(o));
+        let (kernels, copies) = rows.split_at(2);
+        let frame = Frame::of(kernels);
+        let mut observations = frame.lend(kernels);
+        observations.reserve(copies.len());
+        copies.iter().for_each(|&o| observations.push(o));
         assert_eq!(observations.iter().collect::<Vec<_>>(), rows);
         assert_eq!(
             observations.get(2).dispatch_id,
@@ -494,9 +495,9 @@ mod tests {
             "a record without one"
         );
         assert_eq!(
-            ids,
-            column(|o| o.correlation_id),
-            "the lender's column is untouched"
+            frame.0,
+            Frame::of(kernels).0,
+            "the lender's columns are untouched"
         );
     }
 

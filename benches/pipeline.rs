@@ -157,12 +157,21 @@ fn pipeline(c: &mut Criterion) {
     });
     let mut batch = Vec::with_capacity(KERNELS_PER_PUSH);
     // The stages alone, so the full pipeline's time can be split: decoding;
-    // decoding, staging in a window and finalising it into frames.
+    // decoding and staging in a window; and finalising it into frames.
     group.bench_function("decode", |b| {
         b.iter(|| {
             let mut n = 0;
             decode_each(&bytes, &mut batch, |kernels| n += black_box(kernels).len());
             n
+        })
+    });
+    group.bench_function("decode_window", |b| {
+        b.iter(|| {
+            let store = ActivityStore::new(StoreConfig::default());
+            let window = store.open_window(1).unwrap();
+            decode_each(&bytes, &mut batch, |kernels| store.push_kernels(kernels));
+            assert_eq!(store.resident_rows() as u64, records);
+            black_box(window)
         })
     });
     group.bench_function("decode_window_finalise", |b| {

@@ -74,17 +74,6 @@ fn own<'c>(column: &'c mut Cow<'_, [u64]>, extra: usize) -> &'c mut Vec<u64> {
 }
 
 impl<'a> Observations<'a> {
-    pub fn with_capacity(n: usize) -> Observations<'a> {
-        Observations {
-            correlation_id: Cow::Owned(Vec::with_capacity(n)),
-            observed: Vec::with_capacity(n),
-            queue_id: Vec::with_capacity(n),
-            dispatch_id: Cow::Owned(Vec::with_capacity(n)),
-            start_ns: Cow::Owned(Vec::with_capacity(n)),
-            end_ns: Cow::Owned(Vec::with_capacity(n)),
-        }
-    }
-
     /// Kernel records given column by column: the id and time columns
     /// lent, what each shows and its queue as iterators.
     ///

@@ -526,7 +526,12 @@ impl<'t> Validator<'t> {
 
     /// Copies carry no dispatch id: the truth copy with the same start, end,
     /// bytes and direction. Where several fit, one not yet shown in this
-    /// window, preferring the one whose launch the event names.
+    /// window, preferring the one whose launch the event names, then one on
+    /// the device the event shows. Without that second preference, two
+    /// devices replaying one graph at one instant (identical copies, their
+    /// links withheld) were paired by order and, swapped, both counted as
+    /// shown on the wrong device; a tool that put both on one device still
+    /// leaves the other's copy matched to an event on the wrong device.
     fn match_copy(&mut self, event: &GpuEvent, in_unit: &HashSet<usize>) -> Option<OpRef> {
         let candidates = self
             .copies
@@ -553,6 +558,11 @@ impl<'t> Validator<'t> {
         open.iter()
             .copied()
             .find(|&at| Some(self.op(at).launch_correlation_id) == event.correlation)
+            .or_else(|| {
+                open.iter()
+                    .copied()
+                    .find(|&at| u64::from(self.op(at).device) == event.pid)
+            })
             .or(open.first().copied())
             .or(fitting.first().copied())
     }

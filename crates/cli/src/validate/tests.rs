@@ -699,6 +699,43 @@ fn copies_that_fit_several_truth_copies_are_reported_ambiguous() {
 }
 
 #[test]
+fn alike_copies_on_two_devices_are_told_apart_by_device() {
+    // Two devices replay one graph at one instant: their copies differ only
+    // in device, and the trace withholds both copies' links.
+    let mut runs = session();
+    runs[0].devices = 2;
+    let copies: Vec<usize> = (0..runs[0].ops.len())
+        .filter(|&i| runs[0].ops[i].kind == OpKind::Memcpy)
+        .collect();
+    let (a, b) = (copies[0], copies[1]);
+    let (start, end) = (runs[0].ops[a].start_ns, runs[0].ops[a].end_ns);
+    (runs[0].ops[b].start_ns, runs[0].ops[b].end_ns) = (start, end);
+    runs[0].ops[b].device = 1;
+    let mut trace = faithful_trace(&runs, &markers());
+    let shown: Vec<usize> = (0..trace.events.len())
+        .filter(|&i| trace.events[i].category == GpuCategory::Memcpy)
+        .collect();
+    for &i in &shown {
+        trace.events[i].correlation = None;
+    }
+    // The device-1 copy's event first, so order alone pairs them wrongly.
+    trace.events.swap(shown[0], shown[1]);
+    let v = check(&runs, SDK_13, &trace);
+    assert_eq!(v.ambiguous_copy_matches, 1, "{v:#?}");
+    assert_eq!((v.wrong_devices, v.wrong_copy_devices), (0, 0), "{v:#?}");
+    // Both shown on device 0: one of them is on the wrong device.
+    let device_1 = shown
+        .iter()
+        .copied()
+        .find(|&i| trace.events[i].pid == 1)
+        .unwrap();
+    trace.events[device_1].pid = 0;
+    trace.events[device_1].device = Some(0);
+    let v = check(&runs, SDK_13, &trace);
+    assert_eq!(v.wrong_devices, 1, "{v:#?}");
+}
+
+#[test]
 fn an_empty_trace_is_not_clean() {
     let runs = session();
     let mut trace = faithful_trace(&runs, &markers());

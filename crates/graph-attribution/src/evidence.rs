@@ -144,7 +144,7 @@ impl<'a> Observations<'a> {
             correlation_id: self.correlation_id[r],
             observed: self.observed[r],
             queue_id: self.queue_id[r],
-            dispatch_id: Some(self.dispatch_id[r]).filter(|&d| d != NO_DISPATCH_ID),
+            dispatch_id: self.dispatch_id(r),
             start_ns: self.start_ns[r],
             end_ns: self.end_ns[r],
         }
@@ -178,6 +178,16 @@ impl<'a> Observations<'a> {
     /// The dispatch-id column: [`NO_DISPATCH_ID`] where a record has none.
     pub(crate) fn dispatch_ids(&self) -> &[u64] {
         &self.dispatch_id
+    }
+
+    /// Record `r`'s dispatch id, read from its column alone.
+    #[inline]
+    pub(crate) fn dispatch_id(&self, r: usize) -> Option<u64> {
+        Some(self.dispatch_id[r]).filter(|&d| d != NO_DISPATCH_ID)
+    }
+
+    pub fn start_ns(&self) -> &[u64] {
+        &self.start_ns
     }
 
     pub fn end_ns(&self) -> &[u64] {

@@ -250,27 +250,23 @@ fn candidates(
         return Err(Reason::UnknownWorkNearby);
     }
     let start = out.len();
+    let shown = index.evidence.observed(observation);
     match hull.producers {
         HullProducers::None => {}
         // The one producing call in the hull: its outputs under the key,
         // exactly what the interval query below would find.
         HullProducers::One(call) => {
             let guess = next[call as usize];
-            if let Some(k) = index.only_output(call, guess, index.evidence.observed(observation)) {
+            if let Some(k) = index.only_output(call, guess, shown) {
                 out.push((call, k));
                 next[call as usize] = k + 1;
             } else {
-                let key = MatchKey::of(index.evidence.observed(observation));
+                let key = MatchKey::of(shown);
                 out.extend(
                     index
                         .outputs_under(call, &key)
                         .iter()
-                        .filter(|&&k| {
-                            index
-                                .output(call, k)
-                                .output
-                                .matches(index.evidence.observed(observation))
-                        })
+                        .filter(|&&k| index.output(call, k).output.matches(shown))
                         .map(|&k| (call, k)),
                 );
                 if let [(_, k)] = out[start..] {
@@ -279,7 +275,7 @@ fn candidates(
             }
         }
         HullProducers::Several => {
-            let key = MatchKey::of(index.evidence.observed(observation));
+            let key = MatchKey::of(shown);
             let Some(producers) = index.producers().get(&key) else {
                 return Err(Reason::NoProducer);
             };
@@ -288,12 +284,7 @@ fn candidates(
                     .intervals
                     .overlapping(hull.start, hull.end)
                     .map(|entry| producers.entries[entry as usize])
-                    .filter(|&(call, k)| {
-                        index
-                            .output(call, k)
-                            .output
-                            .matches(index.evidence.observed(observation))
-                    }),
+                    .filter(|&(call, k)| index.output(call, k).output.matches(shown)),
             );
             let found = &mut out[start..];
             found.sort_unstable();

@@ -165,7 +165,7 @@ fn produces_exactly(
     if outputs.len() != records.len() {
         return Match::Not;
     }
-    let observed = |r: u32| evidence.observed(&observations.get(r as usize));
+    let observed = |r: u32| evidence.observed_by_id(observations.observed_ids()[r as usize]);
     // A launch's records mostly arrive in node order: then each is its
     // output, and no count is needed.
     let at_its_place = |p: &Produced, o: &Observed| match p.output {

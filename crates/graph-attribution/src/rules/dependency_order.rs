@@ -63,8 +63,7 @@ pub(crate) fn apply(
         for &i in records {
             if let KeyVerdict::Key { key, .. } = keys[i] {
                 if key.graph_id == *graph_id {
-                    let o = observations.get(i);
-                    let (start, end) = (o.start_ns, o.end_ns);
+                    let (start, end) = (observations.start_ns()[i], observations.end_ns()[i]);
                     let span = proven.entry(key.node.0).or_insert((start, end));
                     *span = (span.0.min(start), span.1.max(end));
                 }
@@ -75,7 +74,11 @@ pub(crate) fn apply(
         for &i in records {
             if keys[i] == KeyVerdict::Withheld(Reason::RepeatedKernel) {
                 groups
-                    .entry(*index.evidence.observed(&observations.get(i)))
+                    .entry(
+                        *index
+                            .evidence
+                            .observed_by_id(observations.observed_ids()[i]),
+                    )
                     .or_default()
                     .push(i);
             }
@@ -98,8 +101,7 @@ pub(crate) fn apply(
             }
             let times: Vec<(u64, u64)> = group
                 .iter()
-                .map(|&i| observations.get(i))
-                .map(|o| (o.start_ns, o.end_ns))
+                .map(|&i| (observations.start_ns()[i], observations.end_ns()[i]))
                 .collect();
             if let Some(assignment) = unique_assignment(exec, &nodes, &times, &proven) {
                 for (slot, &i) in group.iter().enumerate() {

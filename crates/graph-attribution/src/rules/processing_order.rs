@@ -56,17 +56,17 @@ pub(crate) fn latest_processing(
         })
     };
     let mut order: Vec<usize> = (0..observations.len())
-        .filter(|&i| observations.get(i).dispatch_id.is_some())
+        .filter(|&i| observations.dispatch_id(i).is_some())
         .collect();
-    order.sort_unstable_by_key(|&i| std::cmp::Reverse(observations.get(i).dispatch_id));
+    order.sort_unstable_by_key(|&i| std::cmp::Reverse(observations.dispatch_id(i)));
     let mut out = vec![None; observations.len()];
     // Running minimum over strictly larger dispatch ids.
     let mut later = u64::MAX;
     let mut i = 0;
     while i < order.len() {
-        let id = observations.get(order[i]).dispatch_id;
+        let id = observations.dispatch_id(order[i]);
         let mut j = i;
-        while j < order.len() && observations.get(order[j]).dispatch_id == id {
+        while j < order.len() && observations.dispatch_id(order[j]) == id {
             j += 1;
         }
         let mut group_min = u64::MAX;

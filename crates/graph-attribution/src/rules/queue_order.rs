@@ -82,11 +82,9 @@ pub(crate) fn apply(
     }
     let mut groups: HashMap<MatchKey, Vec<usize>> = HashMap::new();
     for (i, o) in observations.iter().enumerate() {
-        if !matches!(index.evidence.observed(&o), Observed::Copy { .. }) {
-            groups
-                .entry(MatchKey::of(index.evidence.observed(&o)))
-                .or_default()
-                .push(i);
+        let shown = index.evidence.observed(&o);
+        if !matches!(shown, Observed::Copy { .. }) {
+            groups.entry(MatchKey::of(shown)).or_default().push(i);
         }
     }
     for (key, mut records) in groups {
@@ -179,23 +177,21 @@ fn assign(
     {
         return None;
     }
-    let queue = observations.get(records[0]).queue_id;
-    let slot_order = records.iter().all(|&i| {
-        observations.get(i).queue_id == queue && observations.get(i).dispatch_id.is_some()
-    });
+    let (queues, starts) = (observations.queue_ids(), observations.start_ns());
+    let queue = queues[records[0]];
+    let slot_order = records
+        .iter()
+        .all(|&i| queues[i] == queue && observations.dispatch_id(i).is_some());
     let stream = index.call(first).stream;
     let stream_order = stream_order
         && stream.is_some()
         && per_call.keys().all(|&c| index.call(c).stream == stream);
     let proof = if slot_order {
-        records.sort_unstable_by_key(|&i| observations.get(i).dispatch_id);
+        records.sort_unstable_by_key(|&i| observations.dispatch_id(i));
         LinkProof::QueueOrder
     } else if stream_order {
-        records.sort_unstable_by_key(|&i| observations.get(i).start_ns);
-        if records
-            .windows(2)
-            .any(|w| observations.get(w[0]).start_ns == observations.get(w[1]).start_ns)
-        {
+        records.sort_unstable_by_key(|&i| starts[i]);
+        if records.windows(2).any(|w| starts[w[0]] == starts[w[1]]) {
             return None;
         }
         LinkProof::StreamOrder

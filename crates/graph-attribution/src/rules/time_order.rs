@@ -150,7 +150,7 @@ pub(crate) fn prune(
     joint: &mut Joint,
     plan: &Plan,
 ) {
-    let timed = |r: u32| observations.get(r as usize).dispatch_id.is_some();
+    let timed = |r: u32| observations.dispatch_id(r as usize).is_some();
     // Forward: lower bounds on starts.
     let mut ends: Vec<Fenwick> = plan
         .streams
@@ -182,7 +182,7 @@ pub(crate) fn prune(
                     .slot_edges(s)
                     .filter(|&e| {
                         let r = joint.record_of(e);
-                        timed(r) && observations.get(r as usize).start_ns < bound
+                        timed(r) && observations.start_ns()[r as usize] < bound
                     })
                     .collect();
                 for e in early {
@@ -233,7 +233,7 @@ pub(crate) fn prune(
                     .slot_edges(s)
                     .filter(|&e| {
                         let r = joint.record_of(e);
-                        timed(r) && observations.get(r as usize).end_ns > bound
+                        timed(r) && observations.end_ns()[r as usize] > bound
                     })
                     .collect();
                 for e in late {

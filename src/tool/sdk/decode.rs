@@ -147,6 +147,7 @@ struct Record<'a> {
 }
 
 impl<'a> Record<'a> {
+    #[inline]
     fn new(payload: &'a [u8]) -> Result<Record<'a>, Malformed> {
         if payload.len() < 8 {
             return Err(Malformed::Truncated);
@@ -163,6 +164,7 @@ impl<'a> Record<'a> {
     /// The record's first `N` bytes, whose fields are then read at
     /// constant offsets with no bounds check left; `Truncated` when the
     /// record declares fewer.
+    #[inline]
     fn fields<const N: usize>(&self) -> Result<Fields<'a, N>, Malformed> {
         self.bytes
             .get(..N)
@@ -176,6 +178,7 @@ impl<'a> Record<'a> {
 struct Fields<'a, const N: usize>(&'a [u8; N]);
 
 impl<const N: usize> Fields<'_, N> {
+    #[inline]
     fn u64_at(&self, offset: usize) -> u64 {
         u64::from_ne_bytes(
             self.0[offset..offset + 8]
@@ -184,6 +187,7 @@ impl<const N: usize> Fields<'_, N> {
         )
     }
 
+    #[inline]
     fn u32_at(&self, offset: usize) -> u32 {
         u32::from_ne_bytes(
             self.0[offset..offset + 4]
@@ -192,6 +196,7 @@ impl<const N: usize> Fields<'_, N> {
         )
     }
 
+    #[inline]
     fn interval(&self, start: usize, end: usize) -> Result<(u64, u64), Malformed> {
         let (start, end) = (self.u64_at(start), self.u64_at(end));
         if start == 0 || end == 0 {

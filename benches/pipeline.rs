@@ -8,7 +8,7 @@
 //! with nothing else shows the floor its 48-byte rows set.
 //!
 //! Run: cargo bench --bench pipeline
-use activity_store::{ActivityStore, FastMap, KernelDispatch, StoreConfig};
+use activity_store::{ActivityStore, FastMap, KernelBatch, KernelDispatch, StoreConfig};
 use criterion::{black_box, criterion_group, criterion_main, Criterion, Throughput};
 use graph_attribution::{
     attribute_window, AttributionId, Call, CallWork, ExecHandle, GraphHandle, GraphStructure,
@@ -72,13 +72,9 @@ fn buffer() -> Vec<u8> {
 }
 
 /// Decodes every kernel-dispatch record of an SDK buffer, handing `take`
-/// each slice of them the tool's buffer callback pushes at once
+/// each batch of them the tool's buffer callback pushes at once
 /// (`KERNELS_PER_PUSH`, decoded into one reused batch).
-fn decode_each(
-    bytes: &[u8],
-    batch: &mut Vec<KernelDispatch>,
-    mut take: impl FnMut(&[KernelDispatch]),
-) {
+fn decode_each(bytes: &[u8], batch: &mut KernelBatch, mut take: impl FnMut(&KernelBatch)) {
     let tracing = rocprofiler_buffer_category_t::TRACING.0;
     let kind = rocprofiler_buffer_tracing_kind_t::KERNEL_DISPATCH.0;
     for slice in bytes.chunks(KERNELS_PER_PUSH * size_of::<Record>()) {
@@ -90,13 +86,50 @@ fn decode_each(
     }
 }
 
-/// The kernel records of a buffer, as the tool's batch keeps them.
-struct Kernels<'a>(&'a mut Vec<KernelDispatch>);
+/// [`decode_each`] into whole decoded records, for the floor that writes
+/// them out with no interning.
+fn decode_whole(
+    bytes: &[u8],
+    records: &mut Vec<KernelDispatch>,
+    mut take: impl FnMut(&[KernelDispatch]),
+) {
+    let tracing = rocprofiler_buffer_category_t::TRACING.0;
+    let kind = rocprofiler_buffer_tracing_kind_t::KERNEL_DISPATCH.0;
+    for slice in bytes.chunks(KERNELS_PER_PUSH * size_of::<Record>()) {
+        records.clear();
+        for record in slice.chunks_exact(size_of::<Record>()) {
+            let _ = decode_into(tracing, kind, record, &mut Kernels(records));
+        }
+        take(records);
+    }
+}
 
-impl Records for Kernels<'_> {
+/// A sink for the kernel records of a buffer: the tool's batch, or whole
+/// records.
+struct Kernels<'a, T>(&'a mut T);
+
+trait KernelSink {
+    fn take(&mut self, record: KernelDispatch);
+}
+
+impl KernelSink for KernelBatch {
+    #[inline(always)]
+    fn take(&mut self, record: KernelDispatch) {
+        self.push(record);
+    }
+}
+
+impl KernelSink for Vec<KernelDispatch> {
+    #[inline(always)]
+    fn take(&mut self, record: KernelDispatch) {
+        self.push(record);
+    }
+}
+
+impl<T: KernelSink> Records for Kernels<'_, T> {
     #[inline(always)]
     fn kernel(&mut self, record: KernelDispatch) {
-        self.0.push(record);
+        self.0.take(record);
     }
     fn copy(&mut self, _: activity_store::MemoryCopy) {}
     fn api_call(&mut self, _: activity_store::HipApiCall) {}
@@ -155,8 +188,10 @@ fn pipeline(c: &mut Criterion) {
             black_box(copy.as_ptr())
         })
     });
-    let mut batch = Vec::with_capacity(KERNELS_PER_PUSH);
-    // The stages alone, so the full pipeline's time can be split: decoding;
+    let mut batch = KernelBatch::default();
+    let mut whole = Vec::with_capacity(KERNELS_PER_PUSH);
+    // The stages alone, so the full pipeline's time can be split: decoding
+    // (into the tool's batch, which interns shapes and places as it goes);
     // decoding and staging in a window; and finalising it into frames.
     group.bench_function("decode", |b| {
         b.iter(|| {
@@ -169,7 +204,9 @@ fn pipeline(c: &mut Criterion) {
         b.iter(|| {
             let store = ActivityStore::new(StoreConfig::default());
             let window = store.open_window(1).unwrap();
-            decode_each(&bytes, &mut batch, |kernels| store.push_kernels(kernels));
+            decode_each(&bytes, &mut batch, |kernels| {
+                store.push_kernel_batch(kernels)
+            });
             assert_eq!(store.resident_rows() as u64, records);
             black_box(window)
         })
@@ -178,7 +215,9 @@ fn pipeline(c: &mut Criterion) {
         b.iter(|| {
             let store = ActivityStore::new(StoreConfig::default());
             let window = store.open_window(1).unwrap();
-            decode_each(&bytes, &mut batch, |kernels| store.push_kernels(kernels));
+            decode_each(&bytes, &mut batch, |kernels| {
+                store.push_kernel_batch(kernels)
+            });
             store.close_window(window, u64::MAX).unwrap();
             let finished = store.finalise(window).unwrap();
             assert_eq!(finished.kernels.len() as u64, records);
@@ -194,7 +233,7 @@ fn pipeline(c: &mut Criterion) {
             let n = records as usize;
             let mut words: [Vec<u64>; 4] = std::array::from_fn(|_| Vec::with_capacity(n));
             let mut indices: [Vec<u32>; 4] = std::array::from_fn(|_| Vec::with_capacity(n));
-            decode_each(&bytes, &mut batch, |kernels| {
+            decode_whole(&bytes, &mut whole, |kernels| {
                 for r in kernels {
                     words[0].push(r.start_ns);
                     words[1].push(r.end_ns);
@@ -216,7 +255,9 @@ fn pipeline(c: &mut Criterion) {
             let window = store.open_window(1).unwrap();
             // As the tool's buffer callback does: one SDK buffer (16 MiB
             // holds them all) decoded and pushed a slice at a time.
-            decode_each(&bytes, &mut batch, |kernels| store.push_kernels(kernels));
+            decode_each(&bytes, &mut batch, |kernels| {
+                store.push_kernel_batch(kernels)
+            });
             store.close_window(window, u64::MAX).unwrap();
             let finished = store.finalise(window).unwrap();
             // As the tool reads them: no blit kernels here.

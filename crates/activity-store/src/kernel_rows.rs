@@ -13,7 +13,9 @@
 //! record carries one.
 
 use crate::interner::Interner;
+use crate::kernel_batch::{BatchRow, BatchTables};
 use crate::kernel_frame::{DispatchPlace, LaunchShape};
+#[cfg(test)]
 use crate::records::KernelDispatch;
 
 /// What finalisation sorts kernel rows by: start, then correlation id,
@@ -44,6 +46,22 @@ pub(crate) struct KernelRows {
     places: Interner<DispatchPlace>,
     /// Per row, once any record carried a non-zero external slot.
     external_slots: Option<Vec<u64>>,
+    /// A batch's shape and place indices as this shard's, while one is
+    /// staged (`UNMAPPED` until a row names one): kept to reuse their room.
+    shape_ids: Vec<u32>,
+    place_ids: Vec<u32>,
+}
+
+/// A batch index not yet looked up in the shard's table.
+const UNMAPPED: u32 = u32::MAX;
+
+/// The shard's index cached in `slot`, looked up first if it is not yet.
+#[inline(always)]
+fn mapped(slot: &mut u32, look_up: impl FnOnce() -> u32) -> u32 {
+    if *slot == UNMAPPED {
+        *slot = look_up();
+    }
+    *slot
 }
 
 impl KernelRows {
@@ -51,52 +69,49 @@ impl KernelRows {
         self.len
     }
 
-    /// Stages `records` a chunk's room at a time: each piece is one
-    /// extend of the last chunk, with one capacity check.
-    pub(crate) fn extend_from_slice(&mut self, records: &[KernelDispatch]) {
-        let mut rest = records;
+    /// Stages a batch's rows a chunk's room at a time: each piece is one
+    /// extend of the last chunk, with one capacity check. A row's shape and
+    /// place index the batch's tables; each distinct one is looked up in
+    /// this shard's tables once per call, when a row first names it, so
+    /// the tables hold only what rows name, numbered as they first appear.
+    pub(crate) fn extend_from_batch(&mut self, batch: &[BatchRow], tables: &BatchTables) {
+        let KernelRows {
+            chunks,
+            len,
+            shapes,
+            places,
+            external_slots,
+            shape_ids,
+            place_ids,
+        } = self;
+        shape_ids.clear();
+        shape_ids.resize(tables.shapes.values().len(), UNMAPPED);
+        place_ids.clear();
+        place_ids.resize(tables.places.values().len(), UNMAPPED);
+        let mut rest = batch;
         while !rest.is_empty() {
-            if self.chunks.last().is_none_or(|c| c.len() == CHUNK) {
-                self.chunks.push(Vec::with_capacity(CHUNK));
+            if chunks.last().is_none_or(|c| c.len() == CHUNK) {
+                chunks.push(Vec::with_capacity(CHUNK));
             }
-            let KernelRows {
-                chunks,
-                shapes,
-                places,
-                ..
-            } = self;
             let chunk = chunks.last_mut().expect("a chunk with room");
             let (piece, after) = rest.split_at(rest.len().min(CHUNK - chunk.len()));
-            chunk.extend(piece.iter().map(|r| Row {
-                start_ns: r.start_ns,
-                end_ns: r.end_ns,
-                correlation_id: r.correlation_id,
-                dispatch_id: r.dispatch_id,
-                shape: shapes.id(
-                    LaunchShape {
-                        kernel_id: r.kernel_id,
-                        grid: r.grid,
-                        workgroup: r.workgroup,
-                        lds_bytes: r.lds_bytes,
-                        scratch_bytes: r.scratch_bytes,
-                    },
-                    r.kernel_id,
-                ),
-                place: places.id(
-                    DispatchPlace {
-                        agent: r.agent,
-                        queue: r.queue,
-                        thread_id: r.thread_id,
-                    },
-                    r.queue ^ r.thread_id.rotate_left(32),
-                ),
+            chunk.extend(piece.iter().map(|b| {
+                let mut row = b.row;
+                row.shape = mapped(&mut shape_ids[row.shape as usize], || {
+                    let shape = *tables.shapes.get(row.shape);
+                    shapes.id(shape, shape.kernel_id)
+                });
+                row.place = mapped(&mut place_ids[row.place as usize], || {
+                    let place = *tables.places.get(row.place);
+                    places.id(place, place.queue ^ place.thread_id.rotate_left(32))
+                });
+                row
             }));
-            if self.external_slots.is_some() || piece.iter().any(|r| r.external_slot != 0) {
-                let len = self.len;
-                let slots = self.external_slots.get_or_insert_with(|| vec![0; len]);
-                slots.extend(piece.iter().map(|r| r.external_slot));
+            if external_slots.is_some() || piece.iter().any(|b| b.external_slot != 0) {
+                let slots = external_slots.get_or_insert_with(|| vec![0; *len]);
+                slots.extend(piece.iter().map(|b| b.external_slot));
             }
-            self.len += piece.len();
+            *len += piece.len();
             rest = after;
         }
     }
@@ -198,6 +213,7 @@ impl KernelRows {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::kernel_batch::KernelBatch;
     use crate::records::AgentId;
 
     fn record(i: u64) -> KernelDispatch {
@@ -226,9 +242,10 @@ mod tests {
             let mut records: Vec<KernelDispatch> = (0..3 * CHUNK as u64 + 5).map(record).collect();
             records[first_slot].external_slot = 42;
             records[2 * CHUNK + 1].external_slot = 43;
-            rows.extend_from_slice(&records[..10]);
-            rows.extend_from_slice(&records[10..11]);
-            rows.extend_from_slice(&records[11..]);
+            for part in [&records[..10], &records[10..11], &records[11..]] {
+                let batch: KernelBatch = part.iter().copied().collect();
+                rows.extend_from_batch(batch.rows(), batch.tables());
+            }
             assert_eq!(rows.len(), records.len());
             for (i, want) in records.iter().enumerate() {
                 assert_eq!(rows.get(i), *want, "row {i}");

@@ -10,7 +10,7 @@
 //! it has retired, or at a deadline with the shortfall counted.
 //!
 //! Flow: the tool library decodes SDK buffers into the plain records of
-//! [`records`] and pushes them ([`ActivityStore::push_kernels`], ...) from
+//! [`records`] and pushes them ([`ActivityStore::push_kernel_batch`], ...) from
 //! any thread; at API-call ENTER it calls [`ActivityStore::issue`],
 //! [`ActivityStore::capture_for_api_call`] and [`ActivityStore::record_stream`];
 //! on retirement records, [`ActivityStore::retire`]. A window is opened and
@@ -32,6 +32,7 @@ mod frame_macro;
 mod frames;
 mod hash;
 mod interner;
+mod kernel_batch;
 mod kernel_frame;
 mod kernel_rows;
 mod linkage;
@@ -49,6 +50,7 @@ pub use frames::{
     ApiCallFrame, ApiCallRow, Attributable, CopyFrame, CopyRow, GraphLaunchFrame, GraphLaunchRow,
 };
 pub use hash::{BuildCorrelationHasher, CorrelationHasher, FastMap, FastSet};
+pub use kernel_batch::KernelBatch;
 pub use kernel_frame::{DispatchPlace, KernelFrame, KernelRow, LaunchLink, LaunchShape};
 pub use linkage::ExternalDomain;
 pub use records::{AgentId, CopyDirection, GraphLaunch, HipApiCall, KernelDispatch, MemoryCopy};

@@ -16,8 +16,9 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::PoisonError;
 
+use crate::kernel_batch::{BatchRow, BatchTables};
 use crate::kernel_rows::KernelRows;
-use crate::records::{GraphLaunch, HipApiCall, KernelDispatch, MemoryCopy, Timed};
+use crate::records::{GraphLaunch, HipApiCall, MemoryCopy, Timed};
 use crate::sync::Mutex;
 
 /// The records of one window (or one shard of it), per kind.
@@ -46,7 +47,11 @@ impl Staging {
 
 /// A record kind that knows where a shard stages it.
 pub(crate) trait Staged: Timed {
-    fn stage(staging: &mut Staging, records: &[Self]);
+    /// What the records name by index, if anything: a kernel batch's
+    /// launch shapes and places.
+    type Tables: ?Sized;
+
+    fn stage(staging: &mut Staging, records: &[Self], tables: &Self::Tables);
 
     /// Device work belongs to the window its launching API call was issued
     /// in: its correlation id, and where such records are staged. `None`
@@ -55,27 +60,31 @@ pub(crate) trait Staged: Timed {
         None
     }
 
-    fn stage_routed(staging: &mut Staging, records: &[Self]) {
-        Self::stage(staging, records)
+    fn stage_routed(staging: &mut Staging, records: &[Self], tables: &Self::Tables) {
+        Self::stage(staging, records, tables)
     }
 }
 
-impl Staged for KernelDispatch {
-    fn stage(staging: &mut Staging, records: &[Self]) {
-        staging.kernels.extend_from_slice(records);
+impl Staged for BatchRow {
+    type Tables = BatchTables;
+
+    fn stage(staging: &mut Staging, records: &[Self], tables: &BatchTables) {
+        staging.kernels.extend_from_batch(records, tables);
     }
 
     fn launch_correlation(&self) -> Option<u64> {
-        Some(self.correlation_id)
+        Some(self.row.correlation_id)
     }
 
-    fn stage_routed(staging: &mut Staging, records: &[Self]) {
-        staging.routed_kernels.extend_from_slice(records);
+    fn stage_routed(staging: &mut Staging, records: &[Self], tables: &BatchTables) {
+        staging.routed_kernels.extend_from_batch(records, tables);
     }
 }
 
 impl Staged for MemoryCopy {
-    fn stage(staging: &mut Staging, records: &[Self]) {
+    type Tables = ();
+
+    fn stage(staging: &mut Staging, records: &[Self], _: &()) {
         staging.copies.extend_from_slice(records);
     }
 
@@ -83,19 +92,23 @@ impl Staged for MemoryCopy {
         Some(self.correlation_id)
     }
 
-    fn stage_routed(staging: &mut Staging, records: &[Self]) {
+    fn stage_routed(staging: &mut Staging, records: &[Self], _: &()) {
         staging.routed_copies.extend_from_slice(records);
     }
 }
 
 impl Staged for HipApiCall {
-    fn stage(staging: &mut Staging, records: &[Self]) {
+    type Tables = ();
+
+    fn stage(staging: &mut Staging, records: &[Self], _: &()) {
         staging.api_calls.extend_from_slice(records);
     }
 }
 
 impl Staged for GraphLaunch {
-    fn stage(staging: &mut Staging, records: &[Self]) {
+    type Tables = ();
+
+    fn stage(staging: &mut Staging, records: &[Self], _: &()) {
         staging.graph_launches.extend_from_slice(records);
     }
 }
@@ -127,16 +140,16 @@ impl ShardedStaging {
     }
 
     /// Appends a batch to the calling thread's shard under one lock.
-    pub(crate) fn append<R: Staged>(&self, records: &[R]) {
+    pub(crate) fn append<R: Staged>(&self, records: &[R], tables: &R::Tables) {
         // A panic while a shard was held cannot leave a half-pushed record
         // (a row is pushed whole or not at all), so a poisoned shard is
         // still sound.
-        R::stage(&mut self.shard(), records);
+        R::stage(&mut self.shard(), records, tables);
     }
 
     /// Appends records placed by their launch's window (see [`Staged::stage_routed`]).
-    pub(crate) fn append_routed<R: Staged>(&self, records: &[R]) {
-        R::stage_routed(&mut self.shard(), records);
+    pub(crate) fn append_routed<R: Staged>(&self, records: &[R], tables: &R::Tables) {
+        R::stage_routed(&mut self.shard(), records, tables);
     }
 
     fn shard(&self) -> crate::sync::MutexGuard<'_, Staging> {

@@ -33,6 +33,7 @@ use std::time::{Duration, Instant};
 use crate::completeness::{Completeness, Ledger};
 use crate::drops::{DropCounters, DropCounts, DropReason};
 use crate::finalise::{self, FinalisedWindow};
+use crate::kernel_batch::KernelBatch;
 use crate::linkage::{self, CorrelationLinks, ExternalDomain};
 use crate::records::{GraphLaunch, HipApiCall, KernelDispatch, MemoryCopy};
 use crate::staging::Staged;
@@ -231,11 +232,12 @@ impl ActivityStore {
 
     // ---- records -------------------------------------------------------
 
-    fn push<R: Staged>(&self, records: &[R]) {
+    fn push<R: Staged>(&self, records: &[R], tables: &R::Tables) {
         let table = self.table();
         windows::stage_batch(
             &table,
             records,
+            tables,
             self.max_records.load(Ordering::Relaxed),
             |correlation_id| self.ledger.window_of(correlation_id),
             |reason, count| self.drops.add(reason, count),
@@ -243,38 +245,43 @@ impl ActivityStore {
     }
 
     pub fn push_kernel(&self, record: KernelDispatch) {
-        self.push(std::slice::from_ref(&record));
+        self.push_kernels(std::slice::from_ref(&record));
+    }
+
+    /// [`Self::push_kernel_batch`] for records in hand, batched first.
+    pub fn push_kernels(&self, records: &[KernelDispatch]) {
+        self.push_kernel_batch(&records.iter().copied().collect());
     }
 
     /// A batch costs one table read lock and one shard lock per run of
     /// records that fall in the same window: push a decoded SDK buffer in
-    /// a few slices, not record by record.
-    pub fn push_kernels(&self, records: &[KernelDispatch]) {
-        self.push(records);
+    /// a few batches, not record by record.
+    pub fn push_kernel_batch(&self, batch: &KernelBatch) {
+        self.push(batch.rows(), batch.tables());
     }
 
     pub fn push_copy(&self, record: MemoryCopy) {
-        self.push(std::slice::from_ref(&record));
+        self.push(std::slice::from_ref(&record), &());
     }
 
     pub fn push_copies(&self, records: &[MemoryCopy]) {
-        self.push(records);
+        self.push(records, &());
     }
 
     pub fn push_api_call(&self, record: HipApiCall) {
-        self.push(std::slice::from_ref(&record));
+        self.push(std::slice::from_ref(&record), &());
     }
 
     pub fn push_api_calls(&self, records: &[HipApiCall]) {
-        self.push(records);
+        self.push(records, &());
     }
 
     pub fn push_graph_launch(&self, record: GraphLaunch) {
-        self.push(std::slice::from_ref(&record));
+        self.push(std::slice::from_ref(&record), &());
     }
 
     pub fn push_graph_launches(&self, records: &[GraphLaunch]) {
-        self.push(records);
+        self.push(records, &());
     }
 
     /// Counts records the tool could not decode, so they show in the same

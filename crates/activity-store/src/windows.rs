@@ -126,14 +126,20 @@ impl Window {
     /// The room is reserved with one `fetch_add`, so concurrent batches can
     /// never together exceed the limit; the counter may run past the limit,
     /// which only means later batches find no room.
-    fn accept<R: Staged>(&self, records: &[R], max_records: usize, routed: bool) -> u64 {
+    fn accept<R: Staged>(
+        &self,
+        records: &[R],
+        tables: &R::Tables,
+        max_records: usize,
+        routed: bool,
+    ) -> u64 {
         let before = self.reserved.fetch_add(records.len(), Ordering::Relaxed);
         let room = max_records.saturating_sub(before);
         let taken = records.len().min(room);
         if taken > 0 && routed {
-            self.staging.append_routed(&records[..taken]);
+            self.staging.append_routed(&records[..taken], tables);
         } else if taken > 0 {
-            self.staging.append(&records[..taken]);
+            self.staging.append(&records[..taken], tables);
         }
         let refused = (records.len() - taken) as u64;
         self.over_limit.fetch_add(refused, Ordering::Relaxed);
@@ -373,6 +379,7 @@ enum Launch {
 pub(crate) fn stage_batch<R: Staged>(
     table: &WindowTable,
     records: &[R],
+    tables: &R::Tables,
     max_records: usize,
     route: impl Fn(u64) -> Option<WindowId>,
     mut refuse: impl FnMut(DropReason, u64),
@@ -438,7 +445,7 @@ pub(crate) fn stage_batch<R: Staged>(
             })
             .count();
         let routed = how != Launch::ByStart;
-        let refused = window.accept(&records[index..index + run], max_records, routed);
+        let refused = window.accept(&records[index..index + run], tables, max_records, routed);
         refuse(DropReason::OverLimit, refused);
         index += run;
     }

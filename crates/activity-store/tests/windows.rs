@@ -4,7 +4,8 @@
 mod common;
 
 use activity_store::{
-    ActivityStore, Attributable, CopyDirection, DropCounts, StoreConfig, WindowError, WindowId,
+    ActivityStore, Attributable, CopyDirection, DropCounts, KernelBatch, KernelDispatch,
+    StoreConfig, WindowError, WindowId,
 };
 use common::{api_call, copy, graph_launch, kernel};
 
@@ -440,4 +441,50 @@ fn device_work_of_unknown_launches_is_placed_by_start_time() {
     let window = store.finalise(window).unwrap();
     assert_eq!(window.kernels.correlation_id(), &[99]);
     assert_eq!(store.drop_counts().outside_windows, 1);
+}
+
+#[test]
+fn a_batch_split_between_windows_gives_each_only_the_shapes_its_rows_name() {
+    // One batch's tables hold every shape it saw; a window's frame must
+    // name only those of the rows staged in it, first seen first.
+    let store = ActivityStore::default();
+    let first = store.open_window(1_000).unwrap();
+    store.close_window(first, 2_000).unwrap();
+    let second = store.open_window(3_000).unwrap();
+    let with_kernel = |correlation_id, start_ns, kernel_id| KernelDispatch {
+        kernel_id,
+        ..kernel(correlation_id, start_ns)
+    };
+    let mut batch: KernelBatch = [
+        with_kernel(1, 1_100, 7),
+        with_kernel(2, 3_100, 8),
+        with_kernel(3, 1_200, 9),
+        with_kernel(4, 3_200, 7),
+    ]
+    .into_iter()
+    .collect();
+    store.push_kernel_batch(&batch);
+    // Reused, as the tool reuses its batch: the kept tables name 7, 8, 9.
+    batch.clear();
+    batch.push(with_kernel(5, 3_300, 9));
+    batch.push(with_kernel(6, 3_400, 8));
+    store.push_kernel_batch(&batch);
+    store.close_window(second, 4_000).unwrap();
+    let kernels_of = |frame: &activity_store::KernelFrame| -> Vec<u64> {
+        let shapes = frame.launch_shapes();
+        frame
+            .launch_shape_ids()
+            .iter()
+            .map(|&s| shapes[s as usize].kernel_id)
+            .collect()
+    };
+    let first_out = store.finalise(first).unwrap();
+    let shapes_of = |frame: &activity_store::KernelFrame| -> Vec<u64> {
+        frame.launch_shapes().iter().map(|s| s.kernel_id).collect()
+    };
+    assert_eq!(shapes_of(&first_out.kernels), vec![7, 9]);
+    assert_eq!(kernels_of(&first_out.kernels), vec![7, 9]);
+    let second_out = store.finalise(second).unwrap();
+    assert_eq!(shapes_of(&second_out.kernels), vec![8, 7, 9]);
+    assert_eq!(kernels_of(&second_out.kernels), vec![8, 7, 9, 8]);
 }

@@ -6,7 +6,7 @@
 //! linkage see one record per launch, as for any dispatch; the others wait
 //! here, and finishing shows each pass as its own kernel with the first's
 //! links (`passes_of`).
-use activity_store::KernelDispatch;
+use activity_store::{KernelBatch, KernelDispatch};
 use dashmap::DashMap;
 use once_cell::sync::Lazy;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -38,7 +38,7 @@ pub fn expect_passes(dispatch_id: u64, passes: u32) {
 
 /// Keeps in `kernels` the first record of each replayed dispatch (and every
 /// record of the others); holds back the rest.
-pub fn hold_back_repeats(kernels: &mut Vec<KernelDispatch>) {
+pub fn hold_back_repeats(kernels: &mut KernelBatch) {
     if !EVER.load(Ordering::Acquire) {
         return;
     }
@@ -125,10 +125,13 @@ mod tests {
     #[test]
     fn the_first_record_stays_and_every_pass_comes_back_in_start_order() {
         expect_passes(9_001, 3);
-        let mut batch = vec![record(9_001, 100), record(5, 50), record(9_001, 120)];
+        let mut batch: KernelBatch = [record(9_001, 100), record(5, 50), record(9_001, 120)]
+            .into_iter()
+            .collect();
         hold_back_repeats(&mut batch);
-        assert_eq!(batch, vec![record(9_001, 100), record(5, 50)]);
-        let mut later = vec![record(9_001, 110)];
+        let kept: Vec<KernelDispatch> = (0..batch.len()).map(|i| batch.get(i)).collect();
+        assert_eq!(kept, vec![record(9_001, 100), record(5, 50)]);
+        let mut later: KernelBatch = [record(9_001, 110)].into_iter().collect();
         hold_back_repeats(&mut later);
         assert!(later.is_empty());
         let passes = passes_of(9_001, 100, 105).unwrap();
@@ -142,7 +145,9 @@ mod tests {
     #[test]
     fn a_missing_pass_leaves_every_pass_unnumbered() {
         expect_passes(9_101, 3);
-        let mut batch = vec![record(9_101, 100), record(9_101, 130)];
+        let mut batch: KernelBatch = [record(9_101, 100), record(9_101, 130)]
+            .into_iter()
+            .collect();
         hold_back_repeats(&mut batch);
         let passes = passes_of(9_101, 100, 105).unwrap();
         assert_eq!(passes.len(), 2);

@@ -11,8 +11,8 @@ use crate::tool::finish::timeline::TimelineEvidence;
 use crate::window::FinishedWindow;
 use crate::window::Overhead;
 use activity_store::{
-    ActivityStore, ExternalDomain, GraphLaunch, HipApiCall, KernelDispatch, MemoryCopy,
-    StoreConfig, WindowError, WindowId,
+    ActivityStore, ExternalDomain, GraphLaunch, HipApiCall, KernelBatch, MemoryCopy, StoreConfig,
+    WindowError, WindowId,
 };
 use graph_attribution::LaunchTracker;
 use std::collections::HashMap;
@@ -27,7 +27,7 @@ static MAX_EVENTS: AtomicU64 = AtomicU64::new(DEFAULT_MAX_EVENTS);
 /// One SDK buffer's records, sorted by kind; reused between buffers.
 #[derive(Default)]
 pub struct Batch {
-    pub kernels: Vec<KernelDispatch>,
+    pub kernels: KernelBatch,
     pub copies: Vec<MemoryCopy>,
     pub api_calls: Vec<HipApiCall>,
     pub graph_launches: Vec<GraphLaunch>,
@@ -35,8 +35,8 @@ pub struct Batch {
     pub retired: Vec<u64>,
 }
 
-/// Kernel records decoded before they are pushed. Pushed in slices this
-/// long (56 KiB), a buffer's records are still in the core's caches when
+/// Kernel records decoded before they are pushed. Pushed in batches this
+/// long (24 KiB), a buffer's records are still in the core's caches when
 /// they are staged; decoded whole, a 16 MiB buffer's went out to memory
 /// and back (benches/pipeline.rs).
 pub const KERNELS_PER_PUSH: usize = 512;
@@ -208,7 +208,7 @@ impl Collector {
     /// their buffer ([`Batch::kernels_full`]).
     pub fn on_kernels(&self, records: &mut Batch) {
         replay::hold_back_repeats(&mut records.kernels);
-        self.store.push_kernels(&records.kernels);
+        self.store.push_kernel_batch(&records.kernels);
         records.kernels.clear();
     }
 

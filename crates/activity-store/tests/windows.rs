@@ -488,3 +488,49 @@ fn a_batch_split_between_windows_gives_each_only_the_shapes_its_rows_name() {
     assert_eq!(shapes_of(&second_out.kernels), vec![8, 7, 9]);
     assert_eq!(kernels_of(&second_out.kernels), vec![8, 7, 9, 8]);
 }
+
+#[test]
+fn rows_out_of_order_past_the_first_chunks_come_out_sorted_and_whole() {
+    // One thread's rows, in order but for one swapped pair far into the
+    // window, and a tail that started after the stop: finalising must not
+    // keep what it appended before it found the pair.
+    let rows = 10_000u64;
+    let record = |i: u64| KernelDispatch {
+        external_slot: i % 3,
+        kernel_id: i % 5,
+        ..kernel(1 + i / 4, 1_000 + 10 * i)
+    };
+    let mut order: Vec<u64> = (0..rows).collect();
+    for swapped in [None, Some(9_000usize)] {
+        if let Some(at) = swapped {
+            order.swap(at, at + 1);
+        }
+        let store = ActivityStore::default();
+        let w = store.open_window(1_000).unwrap();
+        store.push_kernels(&order.iter().map(|&i| record(i)).collect::<Vec<_>>());
+        let stop = 1_000 + 10 * (rows - 100);
+        store.close_window(w, stop).unwrap();
+        let done = store.finalise(w).unwrap();
+        let want: Vec<KernelDispatch> = (0..=rows - 100).map(record).collect();
+        assert_eq!(done.kernels.len(), want.len(), "swapped at {swapped:?}");
+        for (row, want) in done.kernels.rows().zip(&want) {
+            assert_eq!(
+                (row.start_ns, row.correlation_id, row.launch_correlation_id),
+                (
+                    want.start_ns,
+                    want.correlation_id,
+                    Some(want.correlation_id)
+                ),
+            );
+            assert_eq!(
+                (row.kernel_id, row.external_slot),
+                (want.kernel_id, want.external_slot)
+            );
+        }
+        assert_eq!(
+            store.drop_counts().outside_windows,
+            99,
+            "swapped at {swapped:?}"
+        );
+    }
+}

@@ -8,7 +8,9 @@
 //! with nothing else shows the floor its 48-byte rows set.
 //!
 //! Run: cargo bench --bench pipeline
-use activity_store::{ActivityStore, FastMap, KernelBatch, KernelDispatch, StoreConfig};
+use activity_store::{
+    ActivityStore, FastMap, KernelBatch, KernelDispatch, KernelFrame, StoreConfig,
+};
 use criterion::{black_box, criterion_group, criterion_main, Criterion, Throughput};
 use graph_attribution::{
     attribute_window, AttributionId, Call, CallWork, ExecHandle, GraphHandle, GraphStructure,
@@ -249,26 +251,42 @@ fn pipeline(c: &mut Criterion) {
             black_box(words[0].len())
         })
     });
+    // Attribution alone, on one finalised window: the part of the whole
+    // pipeline below that the stages above do not time.
+    let finished = {
+        let store = ActivityStore::new(StoreConfig::default());
+        let window = store.open_window(1).unwrap();
+        decode_each(&bytes, &mut batch, |kernels| {
+            store.push_kernel_batch(kernels)
+        });
+        store.close_window(window, u64::MAX).unwrap();
+        store.finalise(window).unwrap()
+    };
+    // As the tool reads a window's kernels: no blit kernels here.
+    let attribute = |kernels: &KernelFrame| {
+        let mut observed = ObservedTable::default();
+        let observations = kernel_observations(kernels, &FastMap::default(), &mut observed);
+        let evidence =
+            WindowEvidence::whole(&observations, observed.values(), &calls, &stubs, u64::MAX);
+        let out = attribute_window(&evidence, &mut SessionMemory::new());
+        assert_eq!(out.summary.attributed(), records);
+        out.keys.len()
+    };
+    group.bench_function("attribute", |b| {
+        b.iter(|| black_box(attribute(black_box(&finished.kernels))))
+    });
     group.bench_function("decode_window_finalise_attribute", |b| {
         b.iter(|| {
             let store = ActivityStore::new(StoreConfig::default());
             let window = store.open_window(1).unwrap();
             // As the tool's buffer callback does: one SDK buffer (16 MiB
-            // holds them all) decoded and pushed a slice at a time.
+            // holds them all) decoded and pushed a batch at a time.
             decode_each(&bytes, &mut batch, |kernels| {
                 store.push_kernel_batch(kernels)
             });
             store.close_window(window, u64::MAX).unwrap();
             let finished = store.finalise(window).unwrap();
-            // As the tool reads them: no blit kernels here.
-            let mut observed = ObservedTable::default();
-            let observations =
-                kernel_observations(&finished.kernels, &FastMap::default(), &mut observed);
-            let evidence =
-                WindowEvidence::whole(&observations, observed.values(), &calls, &stubs, u64::MAX);
-            let out = attribute_window(&evidence, &mut SessionMemory::new());
-            assert_eq!(out.summary.attributed(), records);
-            black_box(out.keys.len())
+            black_box(attribute(&finished.kernels))
         })
     });
     group.finish();

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Window finishing against one plain copy of the same SDK buffer bytes
 # (benches/pipeline.rs: 100k kernel records), as ratios from one run, with
-# the stages alone (decode; decode and stage; decode, stage and finalise)
-# and the floor of writing a kernel frame's bytes.
+# the stages alone (decode; decode and stage; decode, stage and finalise;
+# attribution of a finalised window) and the floor of writing a kernel
+# frame's bytes.
 #   scripts/bench-pipeline.sh [ROUNDS]   (default 3)
 #   BASELINE=REV scripts/bench-pipeline.sh ...  also builds commit REV (git
 #       archive into target/baseline, as scripts/bench-cost.sh does) and
@@ -49,7 +50,7 @@ for who in dict.fromkeys(w for w, _ in best):
     copy = best[who, "copy_buffer_once"]
     parts = ", ".join(f"{n} {best[who, n]:.2f} ms ({best[who, n] / copy:.1f} copies)"
                       for n in ("decode", "decode_write_frame_bytes", "decode_window",
-                                "decode_window_finalise", "decode_window_finalise_attribute")
+                                "decode_window_finalise", "attribute", "decode_window_finalise_attribute")
                       if (who, n) in best)
     whole = best[who, "decode_window_finalise_attribute"]
     print(f"{who}: copy {copy:.2f} ms, {parts}; the whole pipeline runs at 1/{whole / copy:.1f} "

@@ -39,11 +39,14 @@ impl Timed for BatchRow {
     }
 }
 
-/// The values a batch's rows name by index.
+/// The values a batch's rows name by index, and whether any row carries
+/// an external-correlation slot (with the evidence method none does, and
+/// staging then need not look).
 #[derive(Clone, Debug, Default)]
 pub(crate) struct BatchTables {
     pub(crate) shapes: Interner<LaunchShape>,
     pub(crate) places: Interner<DispatchPlace>,
+    pub(crate) any_external_slot: bool,
 }
 
 /// Kernel dispatches waiting to be pushed
@@ -77,6 +80,7 @@ impl KernelBatch {
             },
             r.queue ^ r.thread_id.rotate_left(32),
         );
+        self.tables.any_external_slot |= r.external_slot != 0;
         self.rows.push(BatchRow {
             row: Row {
                 start_ns: r.start_ns,
@@ -102,6 +106,7 @@ impl KernelBatch {
     /// so a workload of ever new shapes holds a bounded batch.
     pub fn clear(&mut self) {
         self.rows.clear();
+        self.tables.any_external_slot = false;
         if self.tables.shapes.values().len() + self.tables.places.values().len() > TABLE_BOUND {
             self.tables = BatchTables::default();
         }

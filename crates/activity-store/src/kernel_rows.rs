@@ -107,7 +107,8 @@ impl KernelRows {
                 });
                 row
             }));
-            if external_slots.is_some() || piece.iter().any(|b| b.external_slot != 0) {
+            let any = || tables.any_external_slot && piece.iter().any(|b| b.external_slot != 0);
+            if external_slots.is_some() || any() {
                 let slots = external_slots.get_or_insert_with(|| vec![0; *len]);
                 slots.extend(piece.iter().map(|b| b.external_slot));
             }

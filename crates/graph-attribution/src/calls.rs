@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use rustc_hash::FxHashMap;
 
-use crate::evidence::{Call, CallWork, WindowEvidence};
+use crate::evidence::{Call, CallWork, ObservedId, WindowEvidence};
 use crate::ids::{AttributionId, NodeId};
 use crate::intervals::Intervals;
 use crate::structure::{ExecContents, NodeWork};
@@ -35,6 +35,12 @@ pub(crate) struct ResolvedExec {
     /// Every output is such a kernel: records matching the outputs in
     /// order are each the output at their place.
     pub all_sole_kernels: bool,
+    /// What each output shows, by the window's ids, when every output is
+    /// one thing a record shows (a kernel of its shape, or a blit of its
+    /// kind) and the window saw each: a launch's records are its outputs
+    /// in order exactly when their ids are these. `None` when an output is
+    /// a copy (a blit or an engine transfer) or nothing the window saw.
+    pub shown_in_order: Option<Box<[ObservedId]>>,
 }
 
 impl ResolvedExec {
@@ -148,7 +154,11 @@ impl Produces {
 }
 
 /// Resolves an exec's contents once per window (launches share them).
-fn resolve_exec(contents: &ExecContents, kernels: &dyn KernelLookup) -> Option<ResolvedExec> {
+fn resolve_exec(
+    contents: &ExecContents,
+    kernels: &dyn KernelLookup,
+    seen: &FxHashMap<Observed, ObservedId>,
+) -> Option<ResolvedExec> {
     if !contents.complete {
         return None;
     }
@@ -180,7 +190,16 @@ fn resolve_exec(contents: &ExecContents, kernels: &dyn KernelLookup) -> Option<R
             _ => false,
         })
         .collect();
+    let shown_in_order = outputs
+        .iter()
+        .map(|p| match p.output {
+            Output::Kernel(shape) => seen.get(&Observed::Kernel(shape)).copied(),
+            Output::Blit(kind) => seen.get(&Observed::Blit(kind)).copied(),
+            Output::BlitOrCopy { .. } => None,
+        })
+        .collect();
     Some(ResolvedExec {
+        shown_in_order,
         outputs,
         deps: contents.nodes.iter().map(|n| n.deps.clone()).collect(),
         all_sole_kernels: sole_kernel.iter().all(|&sole| sole),
@@ -363,6 +382,7 @@ impl<'a> CallIndex<'a> {
             }
         }
         let surprising = |i: usize| matches!(calls[i].work, CallWork::NoDevice) && processed[i];
+        let seen = evidence.observed_ids();
         let mut resolved: FxHashMap<*const ExecContents, Option<Arc<ResolvedExec>>> =
             FxHashMap::default();
         let produces: Vec<Produces> = calls
@@ -386,7 +406,9 @@ impl<'a> CallIndex<'a> {
                     }
                     let exec = resolved
                         .entry(Arc::as_ptr(exec))
-                        .or_insert_with(|| resolve_exec(exec, evidence.kernels).map(Arc::new))
+                        .or_insert_with(|| {
+                            resolve_exec(exec, evidence.kernels, &seen).map(Arc::new)
+                        })
                         .clone();
                     match exec {
                         Some(exec) => Produces::Graph {

@@ -324,6 +324,17 @@ pub struct WindowEvidence<'a> {
 }
 
 impl<'a> WindowEvidence<'a> {
+    /// Each thing the window's records show, by its id: the first id
+    /// where the table holds it twice (one built by hand), so that equal
+    /// ids still mean equal things.
+    pub(crate) fn observed_ids(&self) -> FxHashMap<Observed, ObservedId> {
+        let mut ids = FxHashMap::default();
+        for (i, observed) in self.observed.iter().enumerate() {
+            ids.entry(*observed).or_insert(ObservedId(i as u32));
+        }
+        ids
+    }
+
     /// A window seen whole: no call crossed its edges, it closed at
     /// `close_ns`, every record and every call's record arrived, and its
     /// queues hold rocclr's default number of packets. Anything else is a

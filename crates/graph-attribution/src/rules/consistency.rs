@@ -8,7 +8,7 @@
 
 use rustc_hash::FxHashMap;
 
-use crate::calls::{CallIndex, Produced};
+use crate::calls::{CallIndex, ResolvedExec};
 use crate::evidence::{Observations, WindowEvidence};
 use crate::ids::AttributionId;
 use crate::work::{BlitKind, Direction, Observed, Output};
@@ -25,14 +25,14 @@ pub(crate) fn contradicted(
     let grouped = Grouped::by_launch(index, observations);
     let mut out = Vec::new();
     for call in 0..calls as u32 {
-        let Some((g, _)) = index.keyed_launch(call) else {
-            continue;
-        };
-        if !index.isolated(call) {
+        if index.keyed_launch(call).is_none() || !index.isolated(call) {
             continue;
         }
+        let Some((g, exec)) = index.keyed_launch(call) else {
+            continue;
+        };
         let records = grouped.of(call);
-        match produces_exactly(index.outputs(call), records.clone(), index.evidence) {
+        match produces_exactly(exec, records.clone(), index.evidence) {
             Match::InOrder => {
                 // Rule 1 may then take the launch's records whole
                 // (`candidates::launch_run`).
@@ -155,35 +155,32 @@ impl Grouped {
 }
 
 /// Can the records (indices into `observations`) be matched one to one
-/// with the outputs, and are they in output order?
+/// with the exec's outputs, and are they in output order?
 fn produces_exactly(
-    outputs: &[Produced],
+    exec: &ResolvedExec,
     records: Records<'_>,
     evidence: &WindowEvidence<'_>,
 ) -> Match {
+    let outputs = &exec.outputs;
     let observations = evidence.observations;
     if outputs.len() != records.len() {
         return Match::Not;
     }
     let observed = |r: u32| evidence.observed_by_id(observations.observed_ids()[r as usize]);
-    // A launch's records mostly arrive in node order: then each is its
-    // output, and no count is needed.
-    let at_its_place = |p: &Produced, o: &Observed| match p.output {
-        Output::Kernel(shape) => *o == Observed::Kernel(shape),
-        Output::Blit(kind) => *o == Observed::Blit(kind),
-        Output::BlitOrCopy { .. } => false,
-    };
-    let in_order = match &records {
-        // One run (as a launch's records mostly are): read it in place.
-        Records::Run(run) => outputs
-            .iter()
-            .zip(&observations.observed_ids()[run.start as usize..run.end as usize])
-            .all(|(p, &id)| at_its_place(p, evidence.observed_by_id(id))),
-        Records::Listed(_) => outputs
-            .iter()
-            .zip(records.clone())
-            .all(|(p, r)| at_its_place(p, observed(r))),
-    };
+    // A launch's records mostly arrive in node order: then each shows what
+    // its output shows, compared by id, and no count is needed.
+    let shown = observations.observed_ids();
+    let in_order = exec
+        .shown_in_order
+        .as_deref()
+        .is_some_and(|ids| match &records {
+            // One run (as a launch's records mostly are): read it in place.
+            Records::Run(run) => ids == &shown[run.start as usize..run.end as usize],
+            Records::Listed(_) => ids
+                .iter()
+                .zip(records.clone())
+                .all(|(id, r)| shown[r as usize] == *id),
+        });
     if in_order {
         return Match::InOrder;
     }

@@ -105,13 +105,14 @@ impl InOrder {
         let mut r = 0;
         while r < queues.len() {
             let queue = queues[r];
-            let same = (r..queues.len())
-                .take_while(|&i| {
-                    queues[i] == queue && dispatched[i] != NO_DISPATCH_ID && ends[i] >= from
-                })
+            let same = queues[r..]
+                .iter()
+                .zip(&dispatched[r..])
+                .zip(&ends[r..])
+                .take_while(|((&q, &d), &end)| q == queue && d != NO_DISPATCH_ID && end >= from)
                 .count();
             if same > 0 {
-                if !self.add_all(queue, from, ends[r..r + same].iter().copied()) {
+                if !self.add_all(queue, from, &ends[r..r + same]) {
                     return false;
                 }
                 r += same;
@@ -119,7 +120,7 @@ impl InOrder {
                 if let Some((queue, arrival, departure)) =
                     span(from, &observations.get(records.start + r))
                 {
-                    if !self.add_all(queue, arrival, std::iter::once(departure)) {
+                    if !self.add_all(queue, arrival, &[departure]) {
                         return false;
                     }
                 }
@@ -133,12 +134,7 @@ impl InOrder {
     /// `departures`; false when one is out of order on its queue (the
     /// answer is then [`sorted`]'s to give).
     #[inline]
-    fn add_all(
-        &mut self,
-        queue: u64,
-        arrival: u64,
-        departures: impl ExactSizeIterator<Item = u64>,
-    ) -> bool {
+    fn add_all(&mut self, queue: u64, arrival: u64, departures: &[u64]) -> bool {
         if self.queues.get(self.at).is_none_or(|q| q.queue != queue) {
             self.at = match self.queues.iter().position(|q| q.queue == queue) {
                 Some(i) => i,
@@ -180,15 +176,11 @@ impl InOrder {
         }
         // A stretch out of order gives the answer to [`sorted`], even one
         // that would have filled the queue before its disorder.
-        q.departures.reserve(departures.len());
-        let mut last = q.departures.last().copied().unwrap_or(0);
-        for departure in departures {
-            if departure < last {
-                return false;
-            }
-            last = departure;
-            q.departures.push(departure);
+        let last = q.departures.last().copied().unwrap_or(0);
+        if departures.first().is_some_and(|&first| first < last) || !departures.is_sorted() {
+            return false;
         }
+        q.departures.extend_from_slice(departures);
         if q.departures.len() - q.left >= self.limit {
             q.full = true;
             q.departures = Vec::new();
@@ -224,7 +216,8 @@ fn in_order(
                 .count(),
             false => 1,
         };
-        if !sweep.add_all(queue, arrival, rest[..n].iter().map(|s| s.2)) {
+        let departures: Vec<u64> = rest[..n].iter().map(|s| s.2).collect();
+        if !sweep.add_all(queue, arrival, &departures) {
             return None;
         }
         rest = &rest[n..];

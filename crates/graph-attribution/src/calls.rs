@@ -349,29 +349,26 @@ impl<'a> CallIndex<'a> {
             .map(|(i, c)| (c.correlation_id, i as u32))
             .collect();
         // A window's records of one launch sit together: look each run of
-        // equal correlation ids up once.
-        let mut last: Option<(u64, u32)> = None;
+        // equal correlation ids up once, and fill its records' calls at once.
+        let correlation_ids = evidence.observations.correlation_ids();
         let mut processed_runs = Vec::new();
-        let processed_by: Vec<u32> = evidence
-            .observations
-            .correlation_ids()
-            .iter()
-            .enumerate()
-            .map(|(r, &correlation_id)| match last {
-                Some((c, call)) if c == correlation_id => call,
-                _ => {
-                    let call = by_correlation
-                        .get(&correlation_id)
-                        .copied()
-                        .unwrap_or(NO_CALL);
-                    last = Some((correlation_id, call));
-                    if processed_runs.last().is_none_or(|&(_, c)| c != call) {
-                        processed_runs.push((r as u32, call));
-                    }
-                    call
-                }
-            })
-            .collect();
+        let mut processed_by: Vec<u32> = Vec::with_capacity(correlation_ids.len());
+        let mut r = 0;
+        while let Some(&correlation_id) = correlation_ids.get(r) {
+            let run = correlation_ids[r..]
+                .iter()
+                .take_while(|&&c| c == correlation_id)
+                .count();
+            let call = by_correlation
+                .get(&correlation_id)
+                .copied()
+                .unwrap_or(NO_CALL);
+            if processed_runs.last().is_none_or(|&(_, c)| c != call) {
+                processed_runs.push((r as u32, call));
+            }
+            processed_by.extend(std::iter::repeat_n(call, run));
+            r += run;
+        }
         // A call that processed a record rang a doorbell, so it wrote a
         // packet, whatever its operation was thought to do: it is then a
         // writer of unknown work.

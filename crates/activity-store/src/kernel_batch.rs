@@ -168,25 +168,35 @@ impl FromIterator<KernelDispatch> for KernelBatch {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::records::AgentId;
 
-    fn record(i: u64) -> KernelDispatch {
+    /// Dispatch `i` of a made-up window running `kernels` distinct kernels
+    /// on two agents, three queues and five threads.
+    pub(crate) fn dispatch(i: u64, kernels: u64) -> KernelDispatch {
         KernelDispatch {
             agent: AgentId(1 + i % 2),
             queue: 0x7f00 + (i % 3),
             correlation_id: 100 + i / 32,
-            external_slot: i % 4,
+            external_slot: 0,
             thread_id: 7 + i % 5,
-            kernel_id: i,
+            kernel_id: i % kernels,
             dispatch_id: i,
             grid: [(i % 7) as u32, 1, 1],
             workgroup: [64, 1, 1],
             lds_bytes: (i % 11) as u32,
-            scratch_bytes: 3,
+            scratch_bytes: 0,
             start_ns: 1_000 * i,
             end_ns: 1_000 * i + 500,
+        }
+    }
+
+    /// A dispatch of its own kernel, with an external slot.
+    fn record(i: u64) -> KernelDispatch {
+        KernelDispatch {
+            external_slot: i % 4,
+            ..dispatch(i, u64::MAX)
         }
     }
 

@@ -214,25 +214,11 @@ impl KernelRows {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::kernel_batch::tests::dispatch;
     use crate::kernel_batch::KernelBatch;
-    use crate::records::AgentId;
 
     fn record(i: u64) -> KernelDispatch {
-        KernelDispatch {
-            agent: AgentId(1 + i % 2),
-            queue: 0x7f00 + (i % 3),
-            correlation_id: 100 + i / 32,
-            external_slot: 0,
-            thread_id: 7 + i % 5,
-            kernel_id: i % 32,
-            dispatch_id: i,
-            grid: [(i % 7) as u32, 1, 1],
-            workgroup: [64, 1, 1],
-            lds_bytes: (i % 11) as u32,
-            scratch_bytes: 0,
-            start_ns: 1_000 * i,
-            end_ns: 1_000 * i + 500,
-        }
+        dispatch(i, 32)
     }
 
     #[test]

@@ -73,51 +73,35 @@ fn buffer() -> Vec<u8> {
     bytes
 }
 
-/// Decodes every kernel-dispatch record of an SDK buffer, handing `take`
-/// each batch of them the tool's buffer callback pushes at once
-/// (`KERNELS_PER_PUSH`, decoded into one reused batch).
-fn decode_each(bytes: &[u8], batch: &mut KernelBatch, mut take: impl FnMut(&KernelBatch)) {
+/// Decodes every kernel-dispatch record of an SDK buffer into `sink`,
+/// handing `take` each batch of them the tool's buffer callback pushes at
+/// once (`KERNELS_PER_PUSH`, decoded into one reused sink).
+fn decode_each<S: KernelSink>(bytes: &[u8], sink: &mut S, mut take: impl FnMut(&S)) {
     let tracing = rocprofiler_buffer_category_t::TRACING.0;
     let kind = rocprofiler_buffer_tracing_kind_t::KERNEL_DISPATCH.0;
     for slice in bytes.chunks(KERNELS_PER_PUSH * size_of::<Record>()) {
-        batch.clear();
+        sink.clear();
         for record in slice.chunks_exact(size_of::<Record>()) {
-            let _ = decode_into(tracing, kind, record, &mut Kernels(batch));
+            let _ = decode_into(tracing, kind, record, &mut Kernels(sink));
         }
-        take(batch);
+        take(sink);
     }
 }
 
-/// [`decode_each`] into whole decoded records, for the floor that writes
-/// them out with no interning.
-fn decode_whole(
-    bytes: &[u8],
-    records: &mut Vec<KernelDispatch>,
-    mut take: impl FnMut(&[KernelDispatch]),
-) {
-    let tracing = rocprofiler_buffer_category_t::TRACING.0;
-    let kind = rocprofiler_buffer_tracing_kind_t::KERNEL_DISPATCH.0;
-    for slice in bytes.chunks(KERNELS_PER_PUSH * size_of::<Record>()) {
-        records.clear();
-        for record in slice.chunks_exact(size_of::<Record>()) {
-            let _ = decode_into(tracing, kind, record, &mut Kernels(records));
-        }
-        take(records);
-    }
-}
-
-/// A sink for the kernel records of a buffer: the tool's batch, or whole
-/// records.
-struct Kernels<'a, T>(&'a mut T);
-
+/// Where decoded kernel records go: the tool's batch, or whole records for
+/// the floor that writes them out with no interning.
 trait KernelSink {
     fn take(&mut self, record: KernelDispatch);
+    fn clear(&mut self);
 }
 
 impl KernelSink for KernelBatch {
     #[inline(always)]
     fn take(&mut self, record: KernelDispatch) {
         self.push(record);
+    }
+    fn clear(&mut self) {
+        KernelBatch::clear(self);
     }
 }
 
@@ -126,7 +110,13 @@ impl KernelSink for Vec<KernelDispatch> {
     fn take(&mut self, record: KernelDispatch) {
         self.push(record);
     }
+    fn clear(&mut self) {
+        Vec::clear(self);
+    }
 }
+
+/// A sink as the decoder's [`Records`]: kernel records only.
+struct Kernels<'a, T>(&'a mut T);
 
 impl<T: KernelSink> Records for Kernels<'_, T> {
     #[inline(always)]
@@ -235,7 +225,7 @@ fn pipeline(c: &mut Criterion) {
             let n = records as usize;
             let mut words: [Vec<u64>; 4] = std::array::from_fn(|_| Vec::with_capacity(n));
             let mut indices: [Vec<u32>; 4] = std::array::from_fn(|_| Vec::with_capacity(n));
-            decode_whole(&bytes, &mut whole, |kernels| {
+            decode_each(&bytes, &mut whole, |kernels| {
                 for r in kernels {
                     words[0].push(r.start_ns);
                     words[1].push(r.end_ns);

@@ -49,6 +49,15 @@ pub(crate) struct BatchTables {
     pub(crate) any_external_slot: bool,
 }
 
+impl BatchTables {
+    /// The dispatch `b` was pushed as.
+    fn dispatch(&self, b: &BatchRow) -> KernelDispatch {
+        let shape = self.shapes.get(b.row.shape);
+        let place = self.places.get(b.row.place);
+        b.row.dispatch(shape, place, b.external_slot)
+    }
+}
+
 /// Kernel dispatches waiting to be pushed
 /// ([`crate::ActivityStore::push_kernel_batch`]); reused from push to
 /// push.
@@ -62,33 +71,18 @@ impl KernelBatch {
     /// Adds one dispatch.
     #[inline]
     pub fn push(&mut self, r: KernelDispatch) {
-        let shape = self.tables.shapes.id(
-            LaunchShape {
-                kernel_id: r.kernel_id,
-                grid: r.grid,
-                workgroup: r.workgroup,
-                lds_bytes: r.lds_bytes,
-                scratch_bytes: r.scratch_bytes,
-            },
-            r.kernel_id,
-        );
-        let place = self.tables.places.id(
-            DispatchPlace {
-                agent: r.agent,
-                queue: r.queue,
-                thread_id: r.thread_id,
-            },
-            r.queue ^ r.thread_id.rotate_left(32),
-        );
-        self.tables.any_external_slot |= r.external_slot != 0;
+        let shape = LaunchShape::of(&r);
+        let place = DispatchPlace::of(&r);
+        let tables = &mut self.tables;
+        tables.any_external_slot |= r.external_slot != 0;
         self.rows.push(BatchRow {
             row: Row {
                 start_ns: r.start_ns,
                 end_ns: r.end_ns,
                 correlation_id: r.correlation_id,
                 dispatch_id: r.dispatch_id,
-                shape,
-                place,
+                shape: tables.shapes.id(shape, shape.hint()),
+                place: tables.places.id(place, place.hint()),
             },
             external_slot: r.external_slot,
         });
@@ -114,38 +108,13 @@ impl KernelBatch {
 
     /// Dispatch `index` as it was pushed.
     pub fn get(&self, index: usize) -> KernelDispatch {
-        let BatchRow { row, external_slot } = self.rows[index];
-        let shape = self.tables.shapes.get(row.shape);
-        let place = self.tables.places.get(row.place);
-        KernelDispatch {
-            agent: place.agent,
-            queue: place.queue,
-            correlation_id: row.correlation_id,
-            external_slot,
-            thread_id: place.thread_id,
-            kernel_id: shape.kernel_id,
-            dispatch_id: row.dispatch_id,
-            grid: shape.grid,
-            workgroup: shape.workgroup,
-            lds_bytes: shape.lds_bytes,
-            scratch_bytes: shape.scratch_bytes,
-            start_ns: row.start_ns,
-            end_ns: row.end_ns,
-        }
+        self.tables.dispatch(&self.rows[index])
     }
 
     /// Keeps the dispatches `keep` says to, in order.
     pub fn retain(&mut self, mut keep: impl FnMut(&KernelDispatch) -> bool) {
-        let mut index = 0;
-        let mut kept = 0;
-        while index < self.rows.len() {
-            if keep(&self.get(index)) {
-                self.rows[kept] = self.rows[index];
-                kept += 1;
-            }
-            index += 1;
-        }
-        self.rows.truncate(kept);
+        let tables = &self.tables;
+        self.rows.retain(|b| keep(&tables.dispatch(b)));
     }
 
     pub(crate) fn rows(&self) -> &[BatchRow] {

@@ -14,7 +14,7 @@
 use crate::frames::Attributable;
 use crate::interner::Interner;
 use crate::kernel_rows::Row as StagedRow;
-use crate::records::AgentId;
+use crate::records::{AgentId, KernelDispatch};
 
 /// What a dispatch ran.
 #[derive(Clone, Copy, Debug, Default, Eq)]
@@ -40,6 +40,26 @@ impl PartialEq for LaunchShape {
     }
 }
 
+impl LaunchShape {
+    /// What `r` ran.
+    #[inline]
+    pub(crate) fn of(r: &KernelDispatch) -> LaunchShape {
+        LaunchShape {
+            kernel_id: r.kernel_id,
+            grid: r.grid,
+            workgroup: r.workgroup,
+            lds_bytes: r.lds_bytes,
+            scratch_bytes: r.scratch_bytes,
+        }
+    }
+
+    /// The interning cache's hint: shapes of one kernel share an entry.
+    #[inline]
+    pub(crate) fn hint(&self) -> u64 {
+        self.kernel_id
+    }
+}
+
 impl std::hash::Hash for LaunchShape {
     fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
         self.kernel_id.hash(state);
@@ -56,6 +76,24 @@ pub struct DispatchPlace {
     pub agent: AgentId,
     pub queue: u64,
     pub thread_id: u64,
+}
+
+impl DispatchPlace {
+    /// Where `r` ran.
+    #[inline]
+    pub(crate) fn of(r: &KernelDispatch) -> DispatchPlace {
+        DispatchPlace {
+            agent: r.agent,
+            queue: r.queue,
+            thread_id: r.thread_id,
+        }
+    }
+
+    /// The interning cache's hint, from the queue and the thread.
+    #[inline]
+    pub(crate) fn hint(&self) -> u64 {
+        self.queue ^ self.thread_id.rotate_left(32)
+    }
 }
 
 /// A record's CPU side: the call that launched it and what that call
@@ -155,13 +193,12 @@ impl KernelFrame {
 
     /// The index of `shape` in this frame's table.
     pub(crate) fn shape_id(&mut self, shape: LaunchShape) -> u32 {
-        self.shapes.id(shape, shape.kernel_id)
+        self.shapes.id(shape, shape.hint())
     }
 
     /// The index of `place` in this frame's table.
     pub(crate) fn place_id(&mut self, place: DispatchPlace) -> u32 {
-        self.places
-            .id(place, place.queue ^ place.thread_id.rotate_left(32))
+        self.places.id(place, place.hint())
     }
 
     /// The index of a link equal to `link`: the last one added, or a new

@@ -15,7 +15,6 @@
 use crate::interner::Interner;
 use crate::kernel_batch::{BatchRow, BatchTables};
 use crate::kernel_frame::{DispatchPlace, LaunchShape};
-#[cfg(test)]
 use crate::records::KernelDispatch;
 
 /// What finalisation sorts kernel rows by: start, then correlation id,
@@ -35,6 +34,33 @@ pub(crate) struct Row {
     pub(crate) dispatch_id: u64,
     pub(crate) shape: u32,
     pub(crate) place: u32,
+}
+
+impl Row {
+    /// The dispatch this row was staged from, given what its shape and
+    /// place indices name and its external slot.
+    pub(crate) fn dispatch(
+        &self,
+        shape: &LaunchShape,
+        place: &DispatchPlace,
+        external_slot: u64,
+    ) -> KernelDispatch {
+        KernelDispatch {
+            agent: place.agent,
+            queue: place.queue,
+            correlation_id: self.correlation_id,
+            external_slot,
+            thread_id: place.thread_id,
+            kernel_id: shape.kernel_id,
+            dispatch_id: self.dispatch_id,
+            grid: shape.grid,
+            workgroup: shape.workgroup,
+            lds_bytes: shape.lds_bytes,
+            scratch_bytes: shape.scratch_bytes,
+            start_ns: self.start_ns,
+            end_ns: self.end_ns,
+        }
+    }
 }
 
 /// One staging shard's kernel dispatches.
@@ -99,11 +125,11 @@ impl KernelRows {
                 let mut row = b.row;
                 row.shape = mapped(&mut shape_ids[row.shape as usize], || {
                     let shape = *tables.shapes.get(row.shape);
-                    shapes.id(shape, shape.kernel_id)
+                    shapes.id(shape, shape.hint())
                 });
                 row.place = mapped(&mut place_ids[row.place as usize], || {
                     let place = *tables.places.get(row.place);
-                    places.id(place, place.queue ^ place.thread_id.rotate_left(32))
+                    places.id(place, place.hint())
                 });
                 row
             }));
@@ -191,23 +217,11 @@ impl KernelRows {
     #[cfg(test)]
     fn get(&self, index: usize) -> KernelDispatch {
         let r = self.row(index);
-        let shape = self.shapes.get(r.shape);
-        let place = self.places.get(r.place);
-        KernelDispatch {
-            agent: place.agent,
-            queue: place.queue,
-            correlation_id: r.correlation_id,
-            external_slot: self.external_slot(index),
-            thread_id: place.thread_id,
-            kernel_id: shape.kernel_id,
-            dispatch_id: r.dispatch_id,
-            grid: shape.grid,
-            workgroup: shape.workgroup,
-            lds_bytes: shape.lds_bytes,
-            scratch_bytes: shape.scratch_bytes,
-            start_ns: r.start_ns,
-            end_ns: r.end_ns,
-        }
+        r.dispatch(
+            self.shapes.get(r.shape),
+            self.places.get(r.place),
+            self.external_slot(index),
+        )
     }
 }
 

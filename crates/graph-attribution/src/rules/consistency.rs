@@ -25,12 +25,12 @@ pub(crate) fn contradicted(
     let grouped = Grouped::by_launch(index, observations);
     let mut out = Vec::new();
     for call in 0..calls as u32 {
+        // `isolated` needs the index mutably, so the launch is looked up
+        // again after it rather than held across it.
         if index.keyed_launch(call).is_none() || !index.isolated(call) {
             continue;
         }
-        let Some((g, exec)) = index.keyed_launch(call) else {
-            continue;
-        };
+        let (g, exec) = index.keyed_launch(call).expect("a keyed launch");
         let records = grouped.of(call);
         match produces_exactly(exec, records.clone(), index.evidence) {
             Match::InOrder => {

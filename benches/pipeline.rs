@@ -184,7 +184,12 @@ fn pipeline(c: &mut Criterion) {
     let mut whole = Vec::with_capacity(KERNELS_PER_PUSH);
     // The stages alone, so the full pipeline's time can be split: decoding
     // (into the tool's batch, which interns shapes and places as it goes);
-    // decoding and staging in a window; and finalising it into frames.
+    // decoding and staging in a window; and finalising it into frames. A
+    // window's staging starts with room for as many rows as the last
+    // window finalised in the process held: decode_window runs before any
+    // is, so it stages as a process's first window does, growing its
+    // columns; from decode_window_finalise on, each window has a last one
+    // alike, as a session's next window does.
     group.bench_function("decode", |b| {
         b.iter(|| {
             let mut n = 0;

@@ -28,9 +28,9 @@ use std::sync::Mutex;
 /// bins serve them well. A 100k-record window's columns are blocks of
 /// 800 KB: below 1 MiB, glibc served them from the top of its heap and
 /// trimmed it again on free, so each window faulted them in afresh. A
-/// window's staging chunks (160 KiB, `activity_store`'s kernel rows) did
-/// the same whenever they ended up at the top of glibc's heap, which
-/// depended on what else the process had allocated: the pipeline
+/// window's staging chunks (then 160 KiB of `activity_store`'s kernel
+/// rows) did the same whenever they ended up at the top of glibc's heap,
+/// which depended on what else the process had allocated: the pipeline
 /// benchmark's staging took 1.7 times as long in one layout as in another.
 const MAPPED_FROM: usize = 128 << 10;
 /// mmap aligns to pages; larger alignments go to the system allocator.
@@ -147,9 +147,9 @@ impl Cache {
     /// small request, a large block leaves the next large request to fault
     /// all its pages in afresh; grown to serve a large one, a small block
     /// spares few faults and leaves the next small request none to reuse.
-    /// In the pipeline benchmark, 160 KiB staging chunks and the window's
-    /// 9 MB blocks turned into each other this way at every window, and
-    /// attribution took up to twice as long.
+    /// In the pipeline benchmark, the 160 KiB staging chunks of the time
+    /// and the window's 9 MB blocks turned into each other this way at
+    /// every window, and attribution took up to twice as long.
     fn take(&mut self, len: usize, or_shorter: bool) -> Option<(usize, usize)> {
         let kept = self.blocks.iter().enumerate().filter(|(_, (_, l))| *l > 0);
         let best = kept

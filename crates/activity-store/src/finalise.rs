@@ -3,15 +3,16 @@
 //! Done once per window, off every hot path: drop rows that started after
 //! the stop (they were staged while the window was still open-ended), sort
 //! by start so the output does not depend on which thread delivered what,
-//! transpose into columns, and join each row's correlation id to its stream
-//! and external ids.
+//! turn into columns (kernel rows staged in order already are), and join
+//! each row's correlation id to its stream and external ids.
 
 use crate::completeness::Completeness;
 use crate::frames::{
     ApiCallFrame, ApiCallRow, CopyFrame, CopyRow, GraphLaunchFrame, GraphLaunchRow,
 };
+use crate::kernel_columns::OrderKey;
 use crate::kernel_frame::{KernelFrame, LaunchLink};
-use crate::kernel_rows::{KernelRows, OrderKey};
+use crate::kernel_rows::{KernelRows, Part};
 use crate::linkage::{Link, LinkTable};
 use crate::records::{GraphLaunch, HipApiCall, MemoryCopy, Timed};
 use crate::staging::Staging;
@@ -82,11 +83,12 @@ fn keep_until_stop<R: Timed>(records: &mut Vec<R>, stop_ns: u64) -> u64 {
     (before - records.len()) as u64
 }
 
-/// Rows gathered per batch before a copy, call or launch frame takes them
-/// column by column: few enough that a batch stays in L1 while its
-/// columns are copied out. Measured when kernel frames were built this way
-/// (benches/pipeline's decode_window_finalise, alternating binaries): 64
-/// rows 9.0-10.5 ms, a row at a time 10.0-10.4, 1024 rows (L2) 10.9-11.9.
+/// Rows gathered per batch before a frame takes them column by column (a
+/// copy, call or launch frame's, and kernel rows finalised out of order):
+/// few enough that a batch stays in L1 while its columns are copied out.
+/// Measured when kernel frames were built this way (benches/pipeline's
+/// decode_window_finalise, alternating binaries): 64 rows 9.0-10.5 ms, a
+/// row at a time 10.0-10.4, 1024 rows (L2) 10.9-11.9.
 const BATCH: usize = 64;
 
 /// Feeds `rows` to `append` a batch at a time.
@@ -131,7 +133,7 @@ pub(crate) fn build(mut shards: Vec<Staging>, stop_ns: u64, links: &LinkTable) -
         + keep_until_stop(&mut graph_launches, stop_ns);
     copies.append(&mut concat(&mut shards, |s| &mut s.routed_copies));
     let mut cache = LinkCache::new(links);
-    let (kernels, late) = kernel_frame(&shards, stop_ns, &mut cache);
+    let (kernels, late) = kernel_frame(&mut shards, stop_ns, &mut cache);
     started_after_stop += late;
     drop(shards);
     Built {
@@ -145,14 +147,54 @@ pub(crate) fn build(mut shards: Vec<Staging>, stop_ns: u64, links: &LinkTable) -
 
 /// Every shard's kernel rows, unrouted ones (those that started after the
 /// stop left out and counted) before routed ones, as one sorted frame.
-fn kernel_frame(shards: &[Staging], stop_ns: u64, cache: &mut LinkCache<'_>) -> (KernelFrame, u64) {
-    let parts: Vec<(&KernelRows, bool)> = shards
-        .iter()
-        .map(|s| (&s.kernels, true))
-        .chain(shards.iter().map(|s| (&s.routed_kernels, false)))
+fn kernel_frame(
+    shards: &mut [Staging],
+    stop_ns: u64,
+    cache: &mut LinkCache<'_>,
+) -> (KernelFrame, u64) {
+    let link_of = |cache: &mut LinkCache<'_>, correlation_id: u64| {
+        let joined = cache.get(correlation_id);
+        LaunchLink {
+            launch_correlation_id: Some(correlation_id),
+            stream: joined.stream,
+            external_id_default: joined.external_id_default,
+            external_id_user: joined.external_id_user,
+        }
+    };
+    let (unrouted, routed): (Vec<_>, Vec<_>) = shards
+        .iter_mut()
+        .map(|s| (&mut s.kernels, &mut s.routed_kernels))
+        .unzip();
+    let largest = |part: &[&mut KernelRows]| part.iter().map(|rows| rows.len()).max();
+    Part::ByStart.note_finalised(largest(&unrouted).unwrap_or(0));
+    Part::Routed.note_finalised(largest(&routed).unwrap_or(0));
+    // In the order ties between equal keys keep; an empty part adds
+    // nothing, not even to the tables.
+    let mut parts: Vec<(&mut KernelRows, Part)> = unrouted
+        .into_iter()
+        .map(|rows| (rows, Part::ByStart))
+        .chain(routed.into_iter().map(|rows| (rows, Part::Routed)))
+        .filter(|(rows, _)| rows.len() > 0)
         .collect();
+    // One thread delivered the window's kernels in order (one queue, or
+    // queues that never overlapped): no sort, the rows that started after
+    // the stop are a tail, and the staged columns become the frame's.
+    if let [(rows, part)] = parts.as_mut_slice() {
+        if rows.columns().is_sorted() {
+            let rows = std::mem::take(*rows);
+            let kept = match part {
+                Part::ByStart => rows.columns().started_by(stop_ns),
+                Part::Routed => rows.len(),
+            };
+            let late = (rows.len() - kept) as u64;
+            let frame = KernelFrame::from_staged(rows, kept, |c| link_of(cache, c));
+            return (frame, late);
+        }
+    }
     let rows: usize = parts.iter().map(|(p, _)| p.len()).sum();
-    let slots = parts.iter().any(|(p, _)| p.has_external_slots());
+    let slots = parts
+        .iter()
+        .any(|(p, _)| !p.columns().external_slot.is_empty());
     let mut frame = KernelFrame::with_capacity(rows, slots);
     // Each part's shape and place indices as the frame's: the shards
     // interned theirs apart.
@@ -164,58 +206,33 @@ fn kernel_frame(shards: &[Staging], stop_ns: u64, cache: &mut LinkCache<'_>) -> 
             (shapes, places)
         })
         .collect();
-    let link_of = |cache: &mut LinkCache<'_>, correlation_id: u64| {
-        let joined = cache.get(correlation_id);
-        LaunchLink {
-            launch_correlation_id: Some(correlation_id),
-            stream: joined.stream,
-            external_id_default: joined.external_id_default,
-            external_id_user: joined.external_id_user,
-        }
-    };
     let mut late = 0;
-    let mut filled = parts.iter().enumerate().filter(|(_, (p, _))| p.len() > 0);
-    match (filled.next(), filled.next()) {
-        // One thread delivered the window's kernels in order (one queue, or
-        // queues that never overlapped): no sort, and the rows that started
-        // after the stop are a tail.
-        (Some((part, &(rows, until_stop))), None) if rows.is_sorted() => {
-            let mut kept = rows.len();
-            if until_stop {
-                kept = rows.partition_point(|key| key.0 <= stop_ns);
-                late = (rows.len() - kept) as u64;
-            }
-            let (shapes, places) = &remaps[part];
-            for (run, slots) in rows.runs(kept) {
-                frame.extend(run, (shapes, places), slots, |c| link_of(cache, c));
+    let mut order: Vec<(OrderKey, u32, u32)> = Vec::with_capacity(rows);
+    for (index, (rows, part)) in parts.iter().enumerate() {
+        let columns = rows.columns();
+        for row in 0..columns.len() {
+            let key = columns.order_key(row);
+            if *part == Part::ByStart && key.0 > stop_ns {
+                late += 1;
+            } else {
+                order.push((key, index as u32, row as u32));
             }
         }
-        _ => {
-            let mut order: Vec<(OrderKey, u32, u32)> = Vec::with_capacity(rows);
-            for (part, &(rows, until_stop)) in parts.iter().enumerate() {
-                for row in 0..rows.len() {
-                    let key = rows.order_key(row);
-                    if until_stop && key.0 > stop_ns {
-                        late += 1;
-                    } else {
-                        order.push((key, part as u32, row as u32));
-                    }
-                }
-            }
-            order.sort_unstable();
-            // Row by row: consecutive rows may come from different parts.
-            for (_, part, row) in order {
-                let (rows, row) = (parts[part as usize].0, row as usize);
-                let (shapes, places) = &remaps[part as usize];
-                let slot = rows.external_slot(row);
-                frame.extend(
-                    std::slice::from_ref(rows.row(row)),
-                    (shapes, places),
-                    Some(std::slice::from_ref(&slot)),
-                    |c| link_of(cache, c),
-                );
-            }
-        }
+    }
+    order.sort_unstable();
+    // Consecutive rows may come from different parts: gathered a batch at
+    // a time, their indices made the frame's as they are gathered.
+    let mut batch = Vec::with_capacity(BATCH);
+    for chunk in order.chunks(BATCH) {
+        batch.clear();
+        batch.extend(chunk.iter().map(|&(_, part, row)| {
+            let mut gathered = parts[part as usize].0.columns().row(row as usize);
+            let (shapes, places) = &remaps[part as usize];
+            gathered.row.shape = shapes[gathered.row.shape as usize];
+            gathered.row.place = places[gathered.row.place as usize];
+            gathered
+        }));
+        frame.extend(&batch, |c| link_of(cache, c));
     }
     (frame, late)
 }

@@ -14,16 +14,17 @@
 //! ([`crate::kernel_rows::KernelRows::extend_from_batch`]).
 
 use crate::interner::Interner;
+use crate::kernel_columns::Row;
 use crate::kernel_frame::{DispatchPlace, LaunchShape};
-use crate::kernel_rows::Row;
 use crate::records::{KernelDispatch, Timed};
 
 /// A batch's launch shapes and places seen: kept from batch to batch, so a
 /// steady workload interns nothing new, until they hold this many values.
 const TABLE_BOUND: usize = 1024;
 
-/// One dispatch of a batch: its staged row, whose shape and place index
-/// the batch's tables, and its external-correlation slot.
+/// One dispatch of a batch (or gathered from columns): its row, whose
+/// shape and place index the tables of what holds it, and its
+/// external-correlation slot.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct BatchRow {
     pub(crate) row: Row,

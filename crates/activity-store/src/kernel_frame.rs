@@ -1,19 +1,21 @@
 //! A finalised window's kernel dispatches: 48 bytes a row.
 //!
-//! Why: a window holds a million dispatches or more, and finishing it
-//! writes every row once into fresh memory, which the kernel must first
-//! zero. Gathered as plain columns a row was 216 bytes (19 columns, six of
-//! them `Option<u64>`), the widest thing a window makes. Most of it repeats:
-//! a graph's launches run the same kernels with the same shapes on the same
-//! queues, and a launch's kernels share one CPU side. So a row keeps its
-//! times and ids, and names its launch shape, its place, its CPU side and
-//! its graph key by index into small tables of the values seen, as staging
-//! does (`kernel_rows`). [`KernelFrame::rows`] gathers whole
-//! [`KernelRow`]s for the writers.
+//! Why: a window holds a million dispatches or more, and what finishing it
+//! writes it writes once per row. Gathered as plain columns a row was 216
+//! bytes (19 columns, six of them `Option<u64>`), the widest thing a window
+//! makes. Most of it repeats: a graph's launches run the same kernels with
+//! the same shapes on the same queues, and a launch's kernels share one CPU
+//! side. So a row keeps its times and ids, and names its launch shape, its
+//! place, its CPU side and its graph key by index into small tables of the
+//! values seen. The times, ids, shapes and places are the columns staging
+//! kept (`kernel_columns`), taken over whole when they arrived in order.
+//! [`KernelFrame::rows`] gathers whole [`KernelRow`]s for the writers.
 
 use crate::frames::Attributable;
 use crate::interner::Interner;
-use crate::kernel_rows::Row as StagedRow;
+use crate::kernel_batch::BatchRow;
+use crate::kernel_columns::KernelColumns;
+use crate::kernel_rows::KernelRows;
 use crate::records::{AgentId, KernelDispatch};
 
 /// What a dispatch ran.
@@ -148,20 +150,14 @@ pub struct KernelRow {
 /// The graph-key index of a row the verifier has not vouched for.
 const NO_KEY: u32 = u32::MAX;
 
-/// Kernel dispatches of one window: four columns of times and ids, four of
-/// indices into the tables below.
+/// Kernel dispatches of one window: the columns staging kept (times, ids,
+/// and indices into the shape and place tables below), and a CPU side and
+/// a graph key per row by index.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct KernelFrame {
-    start_ns: Vec<u64>,
-    end_ns: Vec<u64>,
-    correlation_id: Vec<u64>,
-    dispatch_id: Vec<u64>,
-    shape: Vec<u32>,
-    place: Vec<u32>,
+    columns: KernelColumns,
     link: Vec<u32>,
     graph_key: Vec<u32>,
-    /// Per row once any row carried a non-zero slot; empty until then.
-    external_slot: Vec<u64>,
     shapes: Interner<LaunchShape>,
     places: Interner<DispatchPlace>,
     /// The rows' CPU sides, a new entry only where a run's differs from
@@ -174,21 +170,38 @@ pub struct KernelFrame {
 }
 
 impl KernelFrame {
-    /// An empty frame with room for `rows` rows in every column, so
-    /// finalisation allocates each column once.
+    /// An empty frame with room for `rows` rows in every column (and for
+    /// their external slots if `external_slots`), so finalisation
+    /// allocates each column once.
     pub(crate) fn with_capacity(rows: usize, external_slots: bool) -> Self {
         Self {
-            start_ns: Vec::with_capacity(rows),
-            end_ns: Vec::with_capacity(rows),
-            correlation_id: Vec::with_capacity(rows),
-            dispatch_id: Vec::with_capacity(rows),
-            shape: Vec::with_capacity(rows),
-            place: Vec::with_capacity(rows),
+            columns: KernelColumns::with_capacity(rows, external_slots),
             link: Vec::with_capacity(rows),
             graph_key: Vec::with_capacity(rows),
-            external_slot: Vec::with_capacity(if external_slots { rows } else { 0 }),
             ..Self::default()
         }
+    }
+
+    /// A shard's staged rows as they are, cut to the first `kept`: their
+    /// columns and tables become the frame's, not copied. `link_of` joins
+    /// a correlation id to its CPU side, asked once per run of equal ids.
+    pub(crate) fn from_staged(
+        rows: KernelRows,
+        kept: usize,
+        link_of: impl FnMut(u64) -> LaunchLink,
+    ) -> Self {
+        let (mut columns, shapes, places) = rows.into_parts();
+        columns.truncate(kept);
+        let mut frame = Self {
+            columns,
+            link: Vec::with_capacity(kept),
+            graph_key: vec![NO_KEY; kept],
+            shapes,
+            places,
+            ..Self::default()
+        };
+        frame.link_from(0, link_of);
+        frame
     }
 
     /// The index of `shape` in this frame's table.
@@ -210,44 +223,27 @@ impl KernelFrame {
         u32::try_from(self.links.len() - 1).expect("fewer than 2^32 links")
     }
 
-    /// Appends consecutive staged rows, a column at a time (one tight loop
-    /// and one capacity check each, where a row at a time checks every
-    /// column for every row): the only way rows are added, which keeps the
-    /// columns the same length. `shapes` and `places` map the rows' indices
-    /// to this frame's; `slots` are their external slots (`None`: all 0);
-    /// `link_of` joins a correlation id to its CPU side, asked once per run
-    /// of equal ids.
-    #[inline]
-    pub(crate) fn extend(
-        &mut self,
-        rows: &[StagedRow],
-        (shapes, places): (&[u32], &[u32]),
-        slots: Option<&[u64]>,
-        mut link_of: impl FnMut(u64) -> LaunchLink,
-    ) {
-        self.start_ns.extend(rows.iter().map(|r| r.start_ns));
-        self.end_ns.extend(rows.iter().map(|r| r.end_ns));
-        self.correlation_id
-            .extend(rows.iter().map(|r| r.correlation_id));
-        self.dispatch_id.extend(rows.iter().map(|r| r.dispatch_id));
-        self.shape
-            .extend(rows.iter().map(|r| shapes[r.shape as usize]));
-        self.place
-            .extend(rows.iter().map(|r| places[r.place as usize]));
+    /// Appends rows whose shape and place already index this frame's
+    /// tables: the only way rows are added but [`Self::from_staged`],
+    /// which keeps the columns the same length. `link_of` joins a
+    /// correlation id to its CPU side, asked once per run of equal ids.
+    pub(crate) fn extend(&mut self, rows: &[BatchRow], link_of: impl FnMut(u64) -> LaunchLink) {
+        let from = self.len();
+        self.columns.extend(rows, |s| s, |p| p, true);
         self.graph_key.extend(rows.iter().map(|_| NO_KEY));
-        if self.external_slot.capacity() > 0 {
-            match slots {
-                Some(slots) => self.external_slot.extend_from_slice(slots),
-                None => self.external_slot.extend(rows.iter().map(|_| 0)),
-            }
-        }
+        self.link_from(from, link_of);
+    }
+
+    /// Joins rows `from..` to their CPU sides.
+    fn link_from(&mut self, from: usize, mut link_of: impl FnMut(u64) -> LaunchLink) {
         let mut last: Option<(u64, u32)> = None;
-        for r in rows {
+        for i in from..self.columns.len() {
+            let correlation_id = self.columns.correlation_id[i];
             let link = match last {
-                Some((id, link)) if id == r.correlation_id => link,
+                Some((id, link)) if id == correlation_id => link,
                 _ => {
-                    let link = self.link_id(link_of(r.correlation_id));
-                    last = Some((r.correlation_id, link));
+                    let link = self.link_id(link_of(correlation_id));
+                    last = Some((correlation_id, link));
                     link
                 }
             };
@@ -257,29 +253,29 @@ impl KernelFrame {
 
     /// Number of rows (every column has this length).
     pub fn len(&self) -> usize {
-        self.start_ns.len()
+        self.columns.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.start_ns.is_empty()
+        self.len() == 0
     }
 
     pub fn start_ns(&self) -> &[u64] {
-        &self.start_ns
+        &self.columns.start_ns
     }
 
     pub fn end_ns(&self) -> &[u64] {
-        &self.end_ns
+        &self.columns.end_ns
     }
 
     /// Each record's correlation id: the HIP call in progress on the thread
     /// that processed its packet.
     pub fn correlation_id(&self) -> &[u64] {
-        &self.correlation_id
+        &self.columns.correlation_id
     }
 
     pub fn dispatch_id(&self) -> &[u64] {
-        &self.dispatch_id
+        &self.columns.dispatch_id
     }
 
     /// The distinct launch shapes the rows name.
@@ -290,7 +286,7 @@ impl KernelFrame {
     /// Each row's index into [`Self::launch_shapes`]: what depends on the
     /// shape alone is worked out once per shape, not once per row.
     pub fn launch_shape_ids(&self) -> &[u32] {
-        &self.shape
+        &self.columns.shape
     }
 
     /// The distinct places the rows name.
@@ -300,17 +296,17 @@ impl KernelFrame {
 
     /// Each row's index into [`Self::places`].
     pub fn place_ids(&self) -> &[u32] {
-        &self.place
+        &self.columns.place
     }
 
     /// What row `row` ran.
     pub fn launch_shape(&self, row: usize) -> &LaunchShape {
-        self.shapes.get(self.shape[row])
+        self.shapes.get(self.columns.shape[row])
     }
 
     /// Where row `row` ran.
     pub fn place(&self, row: usize) -> &DispatchPlace {
-        self.places.get(self.place[row])
+        self.places.get(self.columns.place[row])
     }
 
     /// Row `row`'s CPU side.
@@ -336,15 +332,15 @@ impl KernelFrame {
         let link = self.link(index);
         let key = self.graph_key(index);
         Some(KernelRow {
-            start_ns: self.start_ns[index],
-            end_ns: self.end_ns[index],
+            start_ns: self.columns.start_ns[index],
+            end_ns: self.columns.end_ns[index],
             agent: place.agent,
             queue: place.queue,
             stream: link.stream,
-            correlation_id: self.correlation_id[index],
+            correlation_id: self.columns.correlation_id[index],
             launch_correlation_id: link.launch_correlation_id,
             kernel_id: shape.kernel_id,
-            dispatch_id: self.dispatch_id[index],
+            dispatch_id: self.columns.dispatch_id[index],
             grid: shape.grid,
             workgroup: shape.workgroup,
             lds_bytes: shape.lds_bytes,
@@ -370,7 +366,7 @@ impl Attributable for KernelFrame {
     }
 
     fn external_slot(&self, row: usize) -> u64 {
-        self.external_slot.get(row).copied().unwrap_or(0)
+        self.columns.external_slot(row)
     }
 
     fn launch_correlation_id(&self, row: usize) -> Option<u64> {
@@ -389,6 +385,7 @@ impl Attributable for KernelFrame {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::kernel_columns::Row;
 
     #[test]
     fn a_row_comes_back_whole_through_its_tables() {
@@ -411,17 +408,21 @@ mod tests {
             external_id_default: Some(100),
             external_id_user: None,
         };
-        let (s, p) = (frame.shape_id(shape), frame.place_id(place));
+        let (shape, place) = (frame.shape_id(shape), frame.place_id(place));
         for i in 0..2 {
-            let staged = StagedRow {
+            let row = Row {
                 start_ns: 10 * i,
                 end_ns: 10 * i + 5,
                 correlation_id: 5,
                 dispatch_id: i,
-                shape: 0,
-                place: 0,
+                shape,
+                place,
             };
-            frame.extend(&[staged], (&[s], &[p]), None, |_| link);
+            let staged = BatchRow {
+                row,
+                external_slot: 0,
+            };
+            frame.extend(&[staged], |_| link);
         }
         frame.set_graph_key(1, 7, (7 << 32) | 2);
         let want = KernelRow {

@@ -33,6 +33,7 @@ mod frames;
 mod hash;
 mod interner;
 mod kernel_batch;
+mod kernel_columns;
 mod kernel_frame;
 mod kernel_rows;
 mod linkage;

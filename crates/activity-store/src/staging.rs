@@ -17,7 +17,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::PoisonError;
 
 use crate::kernel_batch::{BatchRow, BatchTables};
-use crate::kernel_rows::KernelRows;
+use crate::kernel_rows::{KernelRows, Part};
 use crate::records::{GraphLaunch, HipApiCall, MemoryCopy, Timed};
 use crate::sync::Mutex;
 
@@ -69,7 +69,9 @@ impl Staged for BatchRow {
     type Tables = BatchTables;
 
     fn stage(staging: &mut Staging, records: &[Self], tables: &BatchTables) {
-        staging.kernels.extend_from_batch(records, tables);
+        staging
+            .kernels
+            .extend_from_batch(records, tables, Part::ByStart);
     }
 
     fn launch_correlation(&self) -> Option<u64> {
@@ -77,7 +79,9 @@ impl Staged for BatchRow {
     }
 
     fn stage_routed(staging: &mut Staging, records: &[Self], tables: &BatchTables) {
-        staging.routed_kernels.extend_from_batch(records, tables);
+        staging
+            .routed_kernels
+            .extend_from_batch(records, tables, Part::Routed);
     }
 }
 

@@ -102,7 +102,7 @@ fn a_record_staged_while_open_that_started_after_the_stop_is_not_handed_out() {
 
 #[test]
 fn rows_after_the_stop_are_left_out_whether_staged_in_order_or_not() {
-    // In order, across staging chunks: the late rows are a tail.
+    // In order: the late rows are a tail.
     let store = ActivityStore::default();
     let w = store.open_window(0).unwrap();
     let in_order: Vec<_> = (0..5_000).map(|i| kernel(i + 1, 10 * i)).collect();
@@ -127,7 +127,7 @@ fn rows_after_the_stop_are_left_out_whether_staged_in_order_or_not() {
 }
 
 #[test]
-fn external_slots_stay_with_their_rows_across_staging_chunks() {
+fn external_slots_stay_with_their_rows_from_the_first_one_on() {
     let store = ActivityStore::default();
     let w = store.open_window(0).unwrap();
     let mut records: Vec<_> = (0..5_000).map(|i| kernel(i / 32 + 1, 10 * i)).collect();
@@ -490,7 +490,7 @@ fn a_batch_split_between_windows_gives_each_only_the_shapes_its_rows_name() {
 }
 
 #[test]
-fn rows_out_of_order_past_the_first_chunks_come_out_sorted_and_whole() {
+fn rows_out_of_order_far_into_a_window_come_out_sorted_and_whole() {
     // One thread's rows, in order but for one swapped pair far into the
     // window, and a tail that started after the stop: finalising must not
     // keep what it appended before it found the pair.

@@ -157,6 +157,8 @@ const NO_KEY: u32 = u32::MAX;
 pub struct KernelFrame {
     columns: KernelColumns,
     link: Vec<u32>,
+    /// Per row once the verifier has vouched for any row's graph key;
+    /// empty until then, as with attribution off.
     graph_key: Vec<u32>,
     shapes: Interner<LaunchShape>,
     places: Interner<DispatchPlace>,
@@ -177,7 +179,6 @@ impl KernelFrame {
         Self {
             columns: KernelColumns::with_capacity(rows, external_slots),
             link: Vec::with_capacity(rows),
-            graph_key: Vec::with_capacity(rows),
             ..Self::default()
         }
     }
@@ -195,7 +196,6 @@ impl KernelFrame {
         let mut frame = Self {
             columns,
             link: Vec::with_capacity(kept),
-            graph_key: vec![NO_KEY; kept],
             shapes,
             places,
             ..Self::default()
@@ -230,7 +230,9 @@ impl KernelFrame {
     pub(crate) fn extend(&mut self, rows: &[BatchRow], link_of: impl FnMut(u64) -> LaunchLink) {
         let from = self.len();
         self.columns.extend(rows, |s| s, |p| p, true);
-        self.graph_key.extend(rows.iter().map(|_| NO_KEY));
+        if !self.graph_key.is_empty() {
+            self.graph_key.extend(rows.iter().map(|_| NO_KEY));
+        }
         self.link_from(from, link_of);
     }
 
@@ -317,7 +319,7 @@ impl KernelFrame {
     /// Row `row`'s (graph id, packed graph node id), once the verifier has
     /// vouched for it.
     pub fn graph_key(&self, row: usize) -> Option<(u64, u64)> {
-        let key = self.graph_key[row];
+        let key = self.graph_key.get(row).copied().unwrap_or(NO_KEY);
         (key != NO_KEY).then(|| *self.graph_keys.get(key))
     }
 
@@ -374,6 +376,9 @@ impl Attributable for KernelFrame {
     }
 
     fn set_graph_key(&mut self, row: usize, graph_id: u64, graph_node_id: u64) {
+        if self.graph_key.is_empty() {
+            self.graph_key.resize(self.len(), NO_KEY);
+        }
         self.graph_key[row] = self.graph_keys.id((graph_id, graph_node_id), graph_node_id);
     }
 
@@ -424,6 +429,7 @@ mod tests {
             };
             frame.extend(&[staged], |_| link);
         }
+        assert_eq!(frame.graph_key(1), None, "no key before one is set");
         frame.set_graph_key(1, 7, (7 << 32) | 2);
         let want = KernelRow {
             start_ns: 10,

@@ -217,10 +217,7 @@ impl KernelFrame {
     /// The index of a link equal to `link`: the last one added, or a new
     /// one.
     pub(crate) fn link_id(&mut self, link: LaunchLink) -> u32 {
-        if self.links.last() != Some(&link) {
-            self.links.push(link);
-        }
-        u32::try_from(self.links.len() - 1).expect("fewer than 2^32 links")
+        link_index(&mut self.links, link)
     }
 
     /// Appends rows whose shape and place already index this frame's
@@ -236,20 +233,18 @@ impl KernelFrame {
         self.link_from(from, link_of);
     }
 
-    /// Joins rows `from..` to their CPU sides.
+    /// Joins rows `from..` to their CPU sides, a run of equal correlation
+    /// ids at a time: a graph launch's dispatches share one and sit
+    /// together, so a run's index is written as a block.
     fn link_from(&mut self, from: usize, mut link_of: impl FnMut(u64) -> LaunchLink) {
-        let mut last: Option<(u64, u32)> = None;
-        for i in from..self.columns.len() {
-            let correlation_id = self.columns.correlation_id[i];
-            let link = match last {
-                Some((id, link)) if id == correlation_id => link,
-                _ => {
-                    let link = self.link_id(link_of(correlation_id));
-                    last = Some((correlation_id, link));
-                    link
-                }
-            };
-            self.link.push(link);
+        let ids = &self.columns.correlation_id[from..];
+        self.link.reserve(ids.len());
+        let mut rest = ids;
+        while let Some(&id) = rest.first() {
+            let run = rest.iter().take_while(|&&c| c == id).count();
+            let link = link_index(&mut self.links, link_of(id));
+            self.link.extend(std::iter::repeat_n(link, run));
+            rest = &rest[run..];
         }
     }
 
@@ -360,6 +355,15 @@ impl KernelFrame {
     pub fn rows(&self) -> impl ExactSizeIterator<Item = KernelRow> + '_ {
         (0..self.len()).map(move |index| self.row(index).expect("an index below len"))
     }
+}
+
+/// The index in `links` of a link equal to `link`: the last one, or a new
+/// one pushed.
+fn link_index(links: &mut Vec<LaunchLink>, link: LaunchLink) -> u32 {
+    if links.last() != Some(&link) {
+        links.push(link);
+    }
+    u32::try_from(links.len() - 1).expect("fewer than 2^32 links")
 }
 
 impl Attributable for KernelFrame {

@@ -192,10 +192,7 @@ fn kernel_frame(
         }
     }
     let rows: usize = parts.iter().map(|(p, _)| p.len()).sum();
-    let slots = parts
-        .iter()
-        .any(|(p, _)| !p.columns().external_slot.is_empty());
-    let mut frame = KernelFrame::with_capacity(rows, slots);
+    let mut frame = KernelFrame::with_capacity(rows);
     // Each part's shape and place indices as the frame's: the shards
     // interned theirs apart.
     let remaps: Vec<(Vec<u32>, Vec<u32>)> = parts

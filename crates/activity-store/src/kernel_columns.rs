@@ -71,18 +71,12 @@ pub(crate) struct KernelColumns {
 }
 
 impl KernelColumns {
-    /// Empty columns with room for `rows` rows, and for their external
-    /// slots if `slots`.
-    pub(crate) fn with_capacity(rows: usize, slots: bool) -> Self {
-        Self {
-            start_ns: Vec::with_capacity(rows),
-            end_ns: Vec::with_capacity(rows),
-            correlation_id: Vec::with_capacity(rows),
-            dispatch_id: Vec::with_capacity(rows),
-            shape: Vec::with_capacity(rows),
-            place: Vec::with_capacity(rows),
-            external_slot: Vec::with_capacity(if slots { rows } else { 0 }),
-        }
+    /// Empty columns with room for `rows` rows (the external slots get
+    /// theirs when a row first carries one).
+    pub(crate) fn with_capacity(rows: usize) -> Self {
+        let mut columns = Self::default();
+        columns.reserve_exact(rows);
+        columns
     }
 
     pub(crate) fn len(&self) -> usize {

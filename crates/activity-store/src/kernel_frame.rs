@@ -172,12 +172,11 @@ pub struct KernelFrame {
 }
 
 impl KernelFrame {
-    /// An empty frame with room for `rows` rows in every column (and for
-    /// their external slots if `external_slots`), so finalisation
-    /// allocates each column once.
-    pub(crate) fn with_capacity(rows: usize, external_slots: bool) -> Self {
+    /// An empty frame with room for `rows` rows in every column, so
+    /// finalisation allocates each column once.
+    pub(crate) fn with_capacity(rows: usize) -> Self {
         Self {
-            columns: KernelColumns::with_capacity(rows, external_slots),
+            columns: KernelColumns::with_capacity(rows),
             link: Vec::with_capacity(rows),
             ..Self::default()
         }
@@ -398,7 +397,7 @@ mod tests {
 
     #[test]
     fn a_row_comes_back_whole_through_its_tables() {
-        let mut frame = KernelFrame::with_capacity(2, false);
+        let mut frame = KernelFrame::with_capacity(2);
         let shape = LaunchShape {
             kernel_id: 9,
             grid: [4, 2, 1],

@@ -177,12 +177,14 @@ mod tests {
 
     #[test]
     fn every_row_comes_back_as_it_went_in() {
-        for first_slot in [10, 4096 + 7] {
+        // A window of several thousand rows, staged in three pushes.
+        let long = 4096;
+        for first_slot in [10, long + 7] {
             // The first slot alone in its push, or inside a long one.
             let mut rows = KernelRows::default();
-            let mut records: Vec<KernelDispatch> = (0..3 * 4096 + 5).map(record).collect();
+            let mut records: Vec<KernelDispatch> = (0..3 * long as u64 + 5).map(record).collect();
             records[first_slot].external_slot = 42;
-            records[2 * 4096 + 1].external_slot = 43;
+            records[2 * long + 1].external_slot = 43;
             for part in [&records[..10], &records[10..11], &records[11..]] {
                 let batch: KernelBatch = part.iter().copied().collect();
                 rows.extend_from_batch(batch.rows(), batch.tables(), Part::ByStart);

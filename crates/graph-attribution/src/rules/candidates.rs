@@ -116,11 +116,16 @@ impl Candidates {
         let mut next = vec![0u32; index.produces.len()];
         let mut r = 0;
         while r < observations.len() {
-            let o = &observations.get(r);
+            // Read only where needed: a launch run starting here needs none of
+            // the record's fields, and reading all six columns at each run's
+            // first record was a tenth of attributing a window.
+            let o = || observations.get(r);
             let start = out.slots.len();
             let found = match index.processed_by(r) {
                 _ if !index.evidence.calls_complete => Err(Reason::CallsDropped),
-                _ if on_overflowed_queue(o, overflowing) => Err(Reason::QueueMayHaveOverflowed),
+                _ if !overflowing.is_empty() && on_overflowed_queue(&o(), overflowing) => {
+                    Err(Reason::QueueMayHaveOverflowed)
+                }
                 Some(p) => {
                     let hull = index.hull(p);
                     let run = (runs == Runs::Found)
@@ -133,7 +138,7 @@ impl Candidates {
                         r += run.len as usize;
                         continue;
                     }
-                    candidates(index, o, hull, &mut next, &mut out.slots)
+                    candidates(index, &o(), hull, &mut next, &mut out.slots)
                 }
                 None => Err(Reason::ProcessedOutsideKnownCall),
             };

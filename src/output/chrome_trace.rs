@@ -6,6 +6,7 @@
 //! matches `"graph node id":\s*(\d+)`), timestamps are microseconds.
 pub use super::event::{Arg, ArgKey, CompleteEvent, ShapeKey};
 use super::event_shapes::{self, Hole, KeyedShapes, Shapes};
+use super::room::{Room, SLACK};
 use crate::vocabulary as vocab;
 use std::io::{self, Write};
 
@@ -26,6 +27,9 @@ pub struct ChromeTraceWriter<W: Write> {
     out: W,
     first: bool,
     event: Vec<u8>,
+    /// Room for an event written from a keyed shape (`room::Room`): only
+    /// ever grown, so no event writes its bytes twice.
+    room: Vec<u8>,
     /// `"key": ` for each vocabulary key, by `MetadataKey`: a trace
     /// writes a dozen keys per kernel, so each is spelled once, not
     /// escaped and quoted per event.
@@ -54,6 +58,14 @@ struct KeyJson {
 
 /// Room for the longest vocabulary key's `"key": ` (a test checks).
 const KEY_JSON_BLOCK: usize = 48;
+
+/// What goes between two events, as [`Room::piece`] copies it.
+const SEPARATOR: [u8; 2 + SLACK] = {
+    let mut block = [b' '; 2 + SLACK];
+    block[0] = b',';
+    block[1] = b'\n';
+    block
+};
 
 impl KeyJson {
     fn new(name: &str) -> KeyJson {
@@ -86,6 +98,7 @@ impl<W: Write> ChromeTraceWriter<W> {
             out,
             first: true,
             event: Vec::with_capacity(1024),
+            room: Vec::new(),
             known_keys,
             shapes: Shapes::default(),
             keyed: KeyedShapes::default(),
@@ -139,15 +152,16 @@ impl<W: Write> ChromeTraceWriter<W> {
         args: &mut Vec<(ArgKey<'a>, Arg<'a>)>,
         fill: impl FnOnce(&mut Vec<(ArgKey<'a>, Arg<'a>)>),
     ) -> io::Result<()> {
-        self.start_event();
-        let times = (head.start_ns, head.end_ns);
-        if self
-            .keyed
-            .write_if_kept(key, times, values, &mut self.event, push_micros, push_int)
-        {
+        if let Some(shape) = self.keyed.kept(key) {
+            let mut room = Room::in_buffer(&mut self.room, SEPARATOR.len() + shape.most_bytes());
+            if !std::mem::take(&mut self.first) {
+                room.piece(&SEPARATOR, 2);
+            }
+            shape.write(&mut room, (head.start_ns, head.end_ns), values);
             self.from_kept_shapes += 1;
-            return self.end_event();
+            return self.out.write_all(room.written());
         }
+        self.start_event();
         args.clear();
         fill(args);
         let event = CompleteEvent { args, ..*head };

@@ -14,6 +14,7 @@
 //! would write it (the tests compare both).
 
 use super::event::{Arg, ArgKey, CompleteEvent, ShapeKey};
+use super::room::{Room, NUMBER_MAX, SLACK};
 use crate::vocabulary::MetadataKey;
 use activity_store::FastMap;
 
@@ -322,10 +323,51 @@ const KEYED_MAX: usize = 1 << 14;
 /// An event's bytes without its holes, for later events of its key: every
 /// hole past `ts` and `dur` an integer.
 #[derive(Debug)]
-struct KeyedShape {
+pub(super) struct KeyedShape {
+    /// The bytes, then [`SLACK`] more for [`Room::piece`]'s block copies.
     bytes: Box<[u8]>,
     /// Where each hole goes in `bytes`, ascending.
     cuts: Box<[u32]>,
+}
+
+impl KeyedShape {
+    fn new((mut bytes, cuts): (Box<[u8]>, Box<[u32]>)) -> KeyedShape {
+        let mut padded = std::mem::take(&mut bytes).into_vec();
+        padded.resize(padded.len() + SLACK, b' ');
+        KeyedShape {
+            bytes: padded.into_boxed_slice(),
+            cuts,
+        }
+    }
+
+    /// The most bytes an event of this shape takes.
+    pub(super) fn most_bytes(&self) -> usize {
+        self.bytes.len() - SLACK + self.cuts.len() * NUMBER_MAX
+    }
+
+    /// Writes the event into `room` (made for [`KeyedShape::most_bytes`]),
+    /// with `start_ns`, `end_ns` and `values` (the varying args, in args
+    /// order) in its holes.
+    #[inline]
+    pub(super) fn write(
+        &self,
+        room: &mut Room<'_>,
+        (start_ns, end_ns): (u64, u64),
+        values: &[u64],
+    ) {
+        let mut at = 0;
+        for (i, &cut) in self.cuts.iter().enumerate() {
+            let cut = cut as usize;
+            room.piece(&self.bytes[at..], cut - at);
+            at = cut;
+            match i {
+                0 => room.micros(start_ns),
+                1 => room.micros(end_ns.saturating_sub(start_ns)),
+                _ => room.int(values[i - 2]),
+            }
+        }
+        room.piece(&self.bytes[at..], self.bytes.len() - SLACK - at);
+    }
 }
 
 /// Shapes by the caller's key ([`ShapeKey`]): a lookup instead of comparing
@@ -336,33 +378,9 @@ pub(super) struct KeyedShapes {
 }
 
 impl KeyedShapes {
-    /// Writes the event of `key` from its kept shape, with `start_ns`,
-    /// `end_ns` and `values` (the varying args, in args order) in its
-    /// holes, and returns true; false when none is kept (nothing written).
-    pub(super) fn write_if_kept(
-        &self,
-        key: &ShapeKey,
-        (start_ns, end_ns): (u64, u64),
-        values: &[u64],
-        out: &mut Vec<u8>,
-        mut micros: impl FnMut(&mut Vec<u8>, u64),
-        mut int: impl FnMut(&mut Vec<u8>, u64),
-    ) -> bool {
-        let Some(shape) = self.shapes.get(key) else {
-            return false;
-        };
-        let mut at = 0;
-        for (i, &cut) in shape.cuts.iter().enumerate() {
-            out.extend_from_slice(&shape.bytes[at..cut as usize]);
-            at = cut as usize;
-            match i {
-                0 => micros(out, start_ns),
-                1 => micros(out, end_ns.saturating_sub(start_ns)),
-                _ => int(out, values[i - 2]),
-            }
-        }
-        out.extend_from_slice(&shape.bytes[at..]);
-        true
+    /// The shape kept for events of `key`.
+    pub(super) fn kept(&self, key: &ShapeKey) -> Option<&KeyedShape> {
+        self.shapes.get(key)
     }
 
     /// After `event` of `key` was formatted as `bytes` with its `holes`:
@@ -388,7 +406,7 @@ impl KeyedShapes {
         if !fits {
             return;
         }
-        let (bytes, cuts) = cut_out(bytes, holes);
-        self.shapes.insert(key, KeyedShape { bytes, cuts });
+        self.shapes
+            .insert(key, KeyedShape::new(cut_out(bytes, holes)));
     }
 }

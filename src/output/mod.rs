@@ -6,6 +6,7 @@ mod event;
 mod event_shapes;
 pub mod kineto_json;
 pub mod pftrace;
+mod room;
 mod sink;
 
 pub use kineto_json::write_windows;

@@ -6,7 +6,7 @@
 //! matches `"graph node id":\s*(\d+)`), timestamps are microseconds.
 pub use super::event::{Arg, ArgKey, CompleteEvent, ShapeKey};
 use super::event_shapes::{self, Hole, KeyedShapes, Shapes};
-use super::room::{Room, SLACK};
+use super::room::{Pending, SLACK};
 use crate::vocabulary as vocab;
 use std::io::{self, Write};
 
@@ -27,9 +27,8 @@ pub struct ChromeTraceWriter<W: Write> {
     out: W,
     first: bool,
     event: Vec<u8>,
-    /// Room for an event written from a keyed shape (`room::Room`): only
-    /// ever grown, so no event writes its bytes twice.
-    room: Vec<u8>,
+    /// Events not yet handed to `out`.
+    pending: Pending,
     /// `"key": ` for each vocabulary key, by `MetadataKey`: a trace
     /// writes a dozen keys per kernel, so each is spelled once, not
     /// escaped and quoted per event.
@@ -98,7 +97,7 @@ impl<W: Write> ChromeTraceWriter<W> {
             out,
             first: true,
             event: Vec::with_capacity(1024),
-            room: Vec::new(),
+            pending: Pending::default(),
             known_keys,
             shapes: Shapes::default(),
             keyed: KeyedShapes::default(),
@@ -126,7 +125,7 @@ impl<W: Write> ChromeTraceWriter<W> {
     }
 
     fn end_event(&mut self) -> io::Result<()> {
-        self.out.write_all(&self.event)
+        self.pending.push(&mut self.out, &self.event)
     }
 
     pub fn complete(&mut self, event: &CompleteEvent) -> io::Result<()> {
@@ -153,13 +152,16 @@ impl<W: Write> ChromeTraceWriter<W> {
         fill: impl FnOnce(&mut Vec<(ArgKey<'a>, Arg<'a>)>),
     ) -> io::Result<()> {
         if let Some(shape) = self.keyed.kept(key) {
-            let mut room = Room::in_buffer(&mut self.room, SEPARATOR.len() + shape.most_bytes());
+            let bytes = SEPARATOR.len() + shape.most_bytes();
+            let mut room = self.pending.room(&mut self.out, bytes)?;
             if !std::mem::take(&mut self.first) {
                 room.piece(&SEPARATOR, 2);
             }
             shape.write(&mut room, (head.start_ns, head.end_ns), values);
+            let written = room.written().len();
+            self.pending.wrote(written);
             self.from_kept_shapes += 1;
-            return self.out.write_all(room.written());
+            return Ok(());
         }
         self.start_event();
         args.clear();
@@ -315,13 +317,15 @@ impl<W: Write> ChromeTraceWriter<W> {
 
     /// Closes the event list and appends top-level metadata, already JSON.
     pub fn finish(mut self, metadata: &[(&str, String)]) -> io::Result<W> {
-        self.out.write_all(b"\n  ]")?;
+        let mut tail = b"\n  ]".to_vec();
         for (key, json) in metadata {
-            self.out.write_all(b",\n  ")?;
-            write_json_string(&mut self.out, key)?;
-            write!(self.out, ": {json}")?;
+            tail.extend_from_slice(b",\n  ");
+            write_json_string(&mut tail, key)?;
+            write!(tail, ": {json}")?;
         }
-        self.out.write_all(b"\n}\n")?;
+        tail.extend_from_slice(b"\n}\n");
+        self.pending.push(&mut self.out, &tail)?;
+        self.pending.drain(&mut self.out)?;
         self.out.flush()?;
         Ok(self.out)
     }

@@ -42,11 +42,16 @@ pub fn write_trace_file(
     let started = std::time::Instant::now();
     let file = std::fs::File::create(&partial)
         .map_err(|e| ToolError::Io(format!("cannot create {}: {e}", partial.display())))?;
-    // A trace is hundreds of megabytes: write it a megabyte at a time.
-    let out = std::io::BufWriter::with_capacity(1 << 20, file);
+    // A trace is hundreds of megabytes: write it a megabyte at a time (the
+    // JSON writer keeps its own megabyte, which its events are written
+    // into, so a buffer here would only copy them once more).
     let written = match format {
-        TraceFormat::Json => write_windows(windows, out),
-        TraceFormat::Pftrace(level) => pftrace::write_windows(windows, out, level),
+        TraceFormat::Json => write_windows(windows, file),
+        TraceFormat::Pftrace(level) => pftrace::write_windows(
+            windows,
+            std::io::BufWriter::with_capacity(1 << 20, file),
+            level,
+        ),
     };
     let kernels = written.map_err(|e| {
         let _ = std::fs::remove_file(&partial);

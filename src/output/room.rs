@@ -10,6 +10,8 @@
 //! compiler lays out; the bytes past the piece are overwritten by what
 //! follows, or cut off at the end) and digits go straight to their place.
 
+use std::io::{self, Write};
+
 /// Bytes a copy may move past a piece's end: a piece's source must be
 /// followed by this many readable bytes, and the room must hold this many
 /// past the longest event it is made for.
@@ -34,14 +36,9 @@ pub(super) struct Room<'a> {
 }
 
 impl<'a> Room<'a> {
-    /// Makes room for `bytes` in `buf` (grown when it is shorter, never
-    /// shrunk, so what it held is not written again), plus the slack the
-    /// copies need.
-    pub(super) fn in_buffer(buf: &'a mut Vec<u8>, bytes: usize) -> Room<'a> {
-        let needed = bytes + SLACK;
-        if buf.len() < needed {
-            buf.resize(needed, 0);
-        }
+    /// Room at the front of `buf`, which must hold every byte written to it
+    /// plus [`SLACK`].
+    pub(super) fn new(buf: &'a mut [u8]) -> Room<'a> {
         Room { buf, len: 0 }
     }
 
@@ -111,6 +108,67 @@ impl<'a> Room<'a> {
     }
 }
 
+/// Bytes of events not yet handed to the writer's output, in one block
+/// made once: an event from a keyed shape is written straight into it,
+/// not into a scratch buffer and then copied, and the output sees writes
+/// of a block each.
+pub(super) struct Pending {
+    bytes: Vec<u8>,
+    filled: usize,
+}
+
+/// The block's size: large against an event, small against a trace.
+const PENDING_BYTES: usize = 1 << 20;
+
+impl Default for Pending {
+    fn default() -> Pending {
+        Pending {
+            bytes: vec![0; PENDING_BYTES],
+            filled: 0,
+        }
+    }
+}
+
+impl Pending {
+    /// Room for `bytes` after what is pending; the pending bytes go to
+    /// `out` first if it would not fit. Mark what was written with
+    /// [`Pending::wrote`].
+    pub(super) fn room(&mut self, out: &mut impl Write, bytes: usize) -> io::Result<Room<'_>> {
+        let needed = bytes + SLACK;
+        if self.bytes.len() - self.filled < needed {
+            self.drain(out)?;
+            if self.bytes.len() < needed {
+                self.bytes.resize(needed, 0);
+            }
+        }
+        Ok(Room::new(&mut self.bytes[self.filled..]))
+    }
+
+    /// `written` bytes of the last room are now pending.
+    pub(super) fn wrote(&mut self, written: usize) {
+        self.filled += written;
+    }
+
+    /// Appends `bytes` to what is pending.
+    pub(super) fn push(&mut self, out: &mut impl Write, bytes: &[u8]) -> io::Result<()> {
+        if self.bytes.len() - self.filled < bytes.len() {
+            self.drain(out)?;
+            if self.bytes.len() < bytes.len() {
+                return out.write_all(bytes);
+            }
+        }
+        self.bytes[self.filled..self.filled + bytes.len()].copy_from_slice(bytes);
+        self.filled += bytes.len();
+        Ok(())
+    }
+
+    /// Hands everything pending to `out`.
+    pub(super) fn drain(&mut self, out: &mut impl Write) -> io::Result<()> {
+        let filled = std::mem::take(&mut self.filled);
+        out.write_all(&self.bytes[..filled])
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -128,9 +186,9 @@ mod tests {
         values.extend((1..20).map(|e| 10u64.pow(e) - 1));
         values.extend((0..64).map(|b| 1u64 << b));
         values.extend((0..2_000u64).map(|i| i.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (i % 64)));
-        let mut buf = Vec::new();
+        let mut buf = [0u8; 2 * NUMBER_MAX + SLACK];
         for &v in &values {
-            let mut room = Room::in_buffer(&mut buf, 2 * NUMBER_MAX);
+            let mut room = Room::new(&mut buf);
             room.int(v);
             room.micros(v);
             let want = format!("{v}{}.{:03}", v / 1000, v % 1000);
@@ -141,11 +199,11 @@ mod tests {
     #[test]
     fn pieces_longer_and_shorter_than_a_block_come_out_whole() {
         let text: Vec<u8> = (0..200u8).map(|i| b'a' + i % 26).collect();
-        let mut buf = vec![b'!'; 3];
         let mut want = Vec::new();
         let lengths = [0, 1, 31, 32, 33, 64, 65, 100, 7];
         let total: usize = lengths.iter().sum::<usize>() + lengths.len() * NUMBER_MAX;
-        let mut room = Room::in_buffer(&mut buf, total);
+        let mut buf = vec![b'!'; total + SLACK];
+        let mut room = Room::new(&mut buf);
         for (i, &n) in lengths.iter().enumerate() {
             let piece = padded(&text[i..i + n]);
             room.piece(&piece, n);
@@ -154,5 +212,33 @@ mod tests {
             want.extend_from_slice((i as u64 * 1_000_003).to_string().as_bytes());
         }
         assert_eq!(room.written(), &want[..]);
+    }
+
+    #[test]
+    fn pending_bytes_reach_the_output_whole_and_in_order() {
+        let mut out = Vec::new();
+        let mut want = Vec::new();
+        let mut pending = Pending::default();
+        let big = vec![b'x'; PENDING_BYTES + 5];
+        for i in 0..60_000u64 {
+            if i % 2 == 0 {
+                let mut room = pending.room(&mut out, NUMBER_MAX).unwrap();
+                room.int(i);
+                let written = room.written().len();
+                pending.wrote(written);
+                want.extend_from_slice(i.to_string().as_bytes());
+            } else {
+                let piece: &[u8] = if i == 30_001 { &big } else { b"-ab-" };
+                pending.push(&mut out, piece).unwrap();
+                want.extend_from_slice(piece);
+            }
+        }
+        assert!(
+            out.len() > PENDING_BYTES,
+            "the block was handed on when full"
+        );
+        pending.drain(&mut out).unwrap();
+        assert_eq!(out.len(), want.len());
+        assert!(out == want);
     }
 }

@@ -172,6 +172,22 @@ stage "fresh seed $SEED (KINETO_ROCM_FRESH_SEED=$SEED reruns it)" cargo \
 
 stage "leak check: the 6400-dispatch workload under valgrind" check scripts/leak-check.sh
 
+# The README's first command, word for word, as a person on a fresh machine
+# types it: it once ran nothing at all (cargo could not tell the CLI from a
+# second binary of its crate) while every test passed.
+readme_main_command() {
+  local cmd
+  cmd=$(awk '/^## Two commands on a fresh machine/ { inside = 1 }
+    inside && /^```sh/ { getline; sub(/ *#.*/, ""); print; exit }' README.md)
+  [ -n "$cmd" ] || { echo "README.md: no first command under 'Two commands on a fresh machine'"; return 1; }
+  echo "$ $cmd"
+  rm -f kineto-rocm-demo.json
+  bash -c "$cmd" >/dev/null || return 1
+  [ -s kineto-rocm-demo.json ] || { echo "it wrote no kineto-rocm-demo.json"; return 1; }
+  echo "kineto-rocm-demo.json: $(wc -c <kineto-rocm-demo.json) bytes"
+}
+stage "the README's first command" check readme_main_command
+
 if [ -f CMakeLists.txt ]; then
   build_face() {
     cmake -S . -B build/ci -DCMAKE_BUILD_TYPE=Release -DKINETO_SDK_DIR="$KINETO_SDK_DIR" >/dev/null &&

@@ -39,6 +39,7 @@
 
 use std::collections::HashSet;
 
+use crate::ambiguity::{self, Answer};
 use crate::assumptions::Assumptions;
 use crate::calls::{CallIndex, Produces};
 use crate::evidence::Observations;
@@ -75,6 +76,12 @@ pub(crate) struct Joint {
     pub first_slot: Vec<u32>,
     /// Per record: its writer is among its candidates (rule 1 bounded it).
     pub bounded: Vec<bool>,
+    /// Per slot: an optional output that every matching the rules allow
+    /// gives one of its kind's records (rule 9 found it), so it bounds
+    /// others as a mandatory one does.
+    pub taken: Vec<bool>,
+    /// Per slot: its output can be a record of one kind only.
+    one_kind: Vec<bool>,
     edge_record: Vec<u32>,
     edge_slot: Vec<u32>,
     alive: Vec<bool>,
@@ -127,7 +134,20 @@ impl Joint {
                 && matches!(output, Output::Kernel(_))
                 && output.keys().all(|k| !unbounded_kinds.contains(&k));
         }
+        let one_kind: Vec<bool> = slots
+            .iter()
+            .map(|slot| {
+                index
+                    .output(slot.call, slot.k)
+                    .output
+                    .keys()
+                    .nth(1)
+                    .is_none()
+            })
+            .collect();
         let mut joint = Joint {
+            taken: vec![false; slots.len()],
+            one_kind,
             record_edges: vec![Vec::new(); observations.len()],
             slot_edges: vec![Vec::new(); slots.len()],
             slots,
@@ -220,6 +240,16 @@ impl Joint {
         }
     }
 
+    /// Can slot `s` be a record of one kind only?
+    pub(crate) fn slot_kind_is_one(&self, s: u32) -> bool {
+        self.one_kind[s as usize]
+    }
+
+    /// Is slot `s` certainly some record's: mandatory, or found taken?
+    pub(crate) fn certainly_taken(&self, s: u32) -> bool {
+        self.slots[s as usize].mandatory || self.taken[s as usize]
+    }
+
     /// The kind of every slot that can only be one kind of record.
     pub(crate) fn slot_kind(&self, index: &CallIndex<'_>, s: u32) -> Option<MatchKey> {
         let slot = self.slots[s as usize];
@@ -275,6 +305,9 @@ pub(crate) struct JointOutcome {
     pub linked: usize,
     /// Records withheld because the rules contradicted the evidence.
     pub contradicted: usize,
+    /// Keys and links withheld with a second consistent assignment found.
+    pub ambiguous_keys: usize,
+    pub ambiguous_links: usize,
 }
 
 /// Rules 8 to 10 over the window, then the answers every consistent
@@ -376,6 +409,68 @@ pub(crate) fn apply(
                     proof: LinkProof::OnlyConsistentAssignment,
                 };
                 outcome.linked += 1;
+            }
+        }
+    }
+    // What is still open: provably ambiguous where a second consistent
+    // assignment gives another answer, decided where none can, undecided
+    // otherwise (`crate::ambiguity`).
+    let still_key: Vec<bool> = keys.iter().map(open_key).collect();
+    let still_link: Vec<bool> = links.iter().map(open_link).collect();
+    let classified =
+        ambiguity::classify(index, observations, &joint, &plan, &still_key, &still_link);
+    for r in 0..observations.len() {
+        if still_key[r] {
+            match classified.key[r] {
+                Answer::Ambiguous => {
+                    keys[r] = KeyVerdict::Withheld(Reason::ProvablyAmbiguous);
+                    outcome.ambiguous_keys += 1;
+                }
+                Answer::Decided(s) => {
+                    let slot = joint.slots[s as usize];
+                    keys[r] = match (
+                        &index.produces[slot.call as usize],
+                        index.output(slot.call, slot.k).node,
+                    ) {
+                        (
+                            Produces::Graph {
+                                graph_id: Some(g), ..
+                            },
+                            Some(node),
+                        ) => {
+                            outcome.keyed += 1;
+                            KeyVerdict::Key {
+                                key: GraphKey::new(*g, node),
+                                proof: KeyProof::OnlyConsistentAssignment,
+                            }
+                        }
+                        (Produces::Graph { graph_id: None, .. }, Some(_)) => {
+                            KeyVerdict::Withheld(Reason::ExecHasNoId)
+                        }
+                        _ => {
+                            outcome.keyed += 1;
+                            KeyVerdict::NotGraphed
+                        }
+                    };
+                }
+                Answer::Undecided => {}
+            }
+        }
+        if still_link[r] {
+            match classified.link[r] {
+                Answer::Ambiguous => {
+                    links[r] = LinkVerdict::Unlinked(Reason::ProvablyAmbiguous);
+                    outcome.ambiguous_links += 1;
+                }
+                Answer::Decided(s) => {
+                    let call = joint.slots[s as usize].call;
+                    links[r] = LinkVerdict::Linked {
+                        correlation_id: index.call(call).correlation_id,
+                        proof: LinkProof::OnlyConsistentAssignment,
+                    };
+                    outcome.linked += 1;
+                }
+                Answer::Undecided => {}
             }
         }
     }
@@ -658,7 +753,8 @@ mod tests {
     }
 
     /// The same launches with both A records before either B or C: both
-    /// assignments fit every rule, so neither is emitted.
+    /// assignments fit every rule, so neither is emitted, and the trace
+    /// says the evidence cannot decide.
     #[test]
     fn a_swap_that_fits_every_rule_is_withheld() {
         let calls = [
@@ -684,8 +780,8 @@ mod tests {
             "only B and C"
         );
         for r in [0, 1] {
-            assert_eq!(keys[r], KeyVerdict::Withheld(Reason::Ambiguous));
-            assert_eq!(links[r], LinkVerdict::Unlinked(Reason::SeveralCalls));
+            assert_eq!(keys[r], KeyVerdict::Withheld(Reason::ProvablyAmbiguous));
+            assert_eq!(links[r], LinkVerdict::Unlinked(Reason::ProvablyAmbiguous));
         }
     }
 

@@ -77,6 +77,7 @@
 
 #![forbid(unsafe_code)]
 
+mod ambiguity;
 pub mod assumptions;
 pub mod attribute;
 mod calls;

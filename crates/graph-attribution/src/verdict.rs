@@ -153,6 +153,11 @@ counted_enum! {
         /// rules 8 to 10: an assumption they rest on failed here, so nothing the
         /// records of this kind were given is trusted.
         Contradiction,
+        /// Two assignments of the window's records to its calls' outputs
+        /// satisfy every rule and give this record different answers: the
+        /// evidence cannot decide (`crate::ambiguity`). Every other reason
+        /// leaves the record undecided.
+        ProvablyAmbiguous,
     }
 }
 
@@ -171,6 +176,7 @@ impl Reason {
             Reason::ExecHasNoId => "exec has no id",
             Reason::KeyCoversSeveralKernels => "key covers several kernels",
             Reason::Contradiction => "evidence contradicts the assignment rules",
+            Reason::ProvablyAmbiguous => "provably ambiguous",
         }
     }
 }

@@ -269,6 +269,18 @@ fn remove_unmatchable(joint: &mut Joint, m: &mut Matching, records: &[u32], mand
         }
     }
     let comp = strongly_connected(n, &arcs);
+    // An optional output that `m` gives a record keeps one in every
+    // matching unless an alternating cycle through Φ frees it: outside
+    // Φ's component it is certainly taken, and rule 10 may bound with it.
+    for &s in &slots {
+        let ls = m.local[s as usize] as usize;
+        if m.slot_record[s as usize] != NONE
+            && comp[ls] != comp[phi as usize]
+            && joint.slot_kind_is_one(s)
+        {
+            joint.taken[s as usize] = true;
+        }
+    }
     let mut doomed = Vec::new();
     for (lr, &r) in records.iter().enumerate() {
         for e in joint.record_edges(r) {

@@ -22,7 +22,10 @@
 //! whichever record each output o waits for is, and so after the earliest
 //! end among that output's remaining candidates; and symmetrically before
 //! the latest start among the candidates of every output that waits for o.
-//! Only outputs certainly in the window (mandatory) bound others, and only
+//! Only outputs certainly some record's bound others: mandatory ones, an
+//! optional one (a fill or a copy, which may run where no record shows
+//! it) that rule 9 finds every matching gives a record, or one that is a
+//! record's only candidate left. Only
 //! records with a dispatch id (kernels and blits, timed by one device's
 //! packet processor) are compared; copy-engine copies are left alone. One
 //! pass in ENTER order and one in reverse EXIT order carry the bounds along
@@ -46,18 +49,18 @@ pub(crate) struct Plan {
     by_exit_desc: Vec<u32>,
     /// Per call, per output: the outputs it waits for nearest, and those
     /// that wait for it nearest (`None`: eager, waits for nothing).
-    preds: Vec<Option<Nearest>>,
-    succs: Vec<Option<Nearest>>,
+    pub(crate) preds: Vec<Option<Nearest>>,
+    pub(crate) succs: Vec<Option<Nearest>>,
     /// Per call: (its stream's index in `streams`, its rank there by EXIT,
     /// its rank there by ENTER).
-    on_stream: Vec<Option<(u32, u32, u32)>>,
-    streams: Vec<StreamCalls>,
+    pub(crate) on_stream: Vec<Option<(u32, u32, u32)>>,
+    pub(crate) streams: Vec<StreamCalls>,
 }
 
 /// The calls of one stream, their EXITs and ENTERs sorted.
-struct StreamCalls {
-    exits: Vec<u64>,
-    enters: Vec<u64>,
+pub(crate) struct StreamCalls {
+    pub(crate) exits: Vec<u64>,
+    pub(crate) enters: Vec<u64>,
 }
 
 impl Plan {
@@ -254,9 +257,12 @@ pub(crate) fn prune(
     }
 }
 
-/// For a mandatory slot whose every remaining candidate has a dispatch id:
-/// the `pick` (min or max) of `time` over them, which its record certainly
-/// reaches. `None` otherwise.
+/// For a slot certainly some record's (mandatory, or found taken by rule
+/// 9) whose every remaining candidate has a dispatch id: the `pick` (min or
+/// max) of `time` over them, which its record certainly reaches. For
+/// another optional one (a fill or a copy, which may have run where no
+/// record shows it): the time of a record whose only remaining candidate
+/// it is, since that record is certainly this output's. `None` otherwise.
 fn certain(
     joint: &Joint,
     observations: &Observations,
@@ -264,8 +270,14 @@ fn certain(
     time: impl Fn(&Observation) -> u64,
     pick: fn(u64, u64) -> u64,
 ) -> Option<u64> {
-    if !joint.slots[s as usize].mandatory {
-        return None;
+    if !joint.certainly_taken(s) {
+        let only = joint
+            .slot_edges(s)
+            .map(|e| joint.record_of(e))
+            .find(|&r| joint.bounded[r as usize] && joint.record_edges(r).nth(1).is_none())?;
+        let o = observations.get(only as usize);
+        o.dispatch_id?;
+        return Some(time(&o));
     }
     let mut out: Option<u64> = None;
     for e in joint.slot_edges(s) {

@@ -80,8 +80,6 @@ pub(crate) struct Joint {
     /// gives one of its kind's records (rule 9 found it), so it bounds
     /// others as a mandatory one does.
     pub taken: Vec<bool>,
-    /// Per slot: its output can be a record of one kind only.
-    one_kind: Vec<bool>,
     edge_record: Vec<u32>,
     edge_slot: Vec<u32>,
     alive: Vec<bool>,
@@ -134,20 +132,8 @@ impl Joint {
                 && matches!(output, Output::Kernel(_))
                 && output.keys().all(|k| !unbounded_kinds.contains(&k));
         }
-        let one_kind: Vec<bool> = slots
-            .iter()
-            .map(|slot| {
-                index
-                    .output(slot.call, slot.k)
-                    .output
-                    .keys()
-                    .nth(1)
-                    .is_none()
-            })
-            .collect();
         let mut joint = Joint {
             taken: vec![false; slots.len()],
-            one_kind,
             record_edges: vec![Vec::new(); observations.len()],
             slot_edges: vec![Vec::new(); slots.len()],
             slots,
@@ -238,11 +224,6 @@ impl Joint {
         {
             list.retain(|&e| alive[e as usize]);
         }
-    }
-
-    /// Can slot `s` be a record of one kind only?
-    pub(crate) fn slot_kind_is_one(&self, s: u32) -> bool {
-        self.one_kind[s as usize]
     }
 
     /// Is slot `s` certainly some record's: mandatory, or found taken?
@@ -386,29 +367,11 @@ pub(crate) fn apply(
         }
         let (key, call) = agreement(index, &joint, r as u32);
         if open_key(&keys[r]) {
-            match key {
-                Agreement::Node(Some(graph_id), node) => {
-                    keys[r] = KeyVerdict::Key {
-                        key: GraphKey::new(graph_id, node),
-                        proof: KeyProof::OnlyConsistentAssignment,
-                    };
-                    outcome.keyed += 1;
-                }
-                Agreement::Node(None, _) => keys[r] = KeyVerdict::Withheld(Reason::ExecHasNoId),
-                Agreement::Eager => {
-                    keys[r] = KeyVerdict::NotGraphed;
-                    outcome.keyed += 1;
-                }
-                Agreement::Several => {}
-            }
+            settle_key(key, &mut keys[r], &mut outcome);
         }
         if open_link(&links[r]) {
             if let Some(call) = call {
-                links[r] = LinkVerdict::Linked {
-                    correlation_id: index.call(call).correlation_id,
-                    proof: LinkProof::OnlyConsistentAssignment,
-                };
-                outcome.linked += 1;
+                settle_link(index, call, &mut links[r], &mut outcome);
             }
         }
     }
@@ -427,31 +390,8 @@ pub(crate) fn apply(
                     outcome.ambiguous_keys += 1;
                 }
                 Answer::Decided(s) => {
-                    let slot = joint.slots[s as usize];
-                    keys[r] = match (
-                        &index.produces[slot.call as usize],
-                        index.output(slot.call, slot.k).node,
-                    ) {
-                        (
-                            Produces::Graph {
-                                graph_id: Some(g), ..
-                            },
-                            Some(node),
-                        ) => {
-                            outcome.keyed += 1;
-                            KeyVerdict::Key {
-                                key: GraphKey::new(*g, node),
-                                proof: KeyProof::OnlyConsistentAssignment,
-                            }
-                        }
-                        (Produces::Graph { graph_id: None, .. }, Some(_)) => {
-                            KeyVerdict::Withheld(Reason::ExecHasNoId)
-                        }
-                        _ => {
-                            outcome.keyed += 1;
-                            KeyVerdict::NotGraphed
-                        }
-                    };
+                    let key = slot_agreement(index, joint.slots[s as usize]);
+                    settle_key(key, &mut keys[r], &mut outcome);
                 }
                 Answer::Undecided => {}
             }
@@ -464,11 +404,7 @@ pub(crate) fn apply(
                 }
                 Answer::Decided(s) => {
                     let call = joint.slots[s as usize].call;
-                    links[r] = LinkVerdict::Linked {
-                        correlation_id: index.call(call).correlation_id,
-                        proof: LinkProof::OnlyConsistentAssignment,
-                    };
-                    outcome.linked += 1;
+                    settle_link(index, call, &mut links[r], &mut outcome);
                 }
                 Answer::Undecided => {}
             }
@@ -478,40 +414,78 @@ pub(crate) fn apply(
 }
 
 /// What a record's remaining candidates agree on.
+#[derive(Clone, Copy, PartialEq, Eq)]
 enum Agreement {
     Node(Option<AttributionId>, NodeId),
     Eager,
     Several,
 }
 
+/// The verdict every consistent assignment gives a record's key.
+fn settle_key(key: Agreement, verdict: &mut KeyVerdict, outcome: &mut JointOutcome) {
+    match key {
+        Agreement::Node(Some(graph_id), node) => {
+            *verdict = KeyVerdict::Key {
+                key: GraphKey::new(graph_id, node),
+                proof: KeyProof::OnlyConsistentAssignment,
+            };
+            outcome.keyed += 1;
+        }
+        Agreement::Node(None, _) => *verdict = KeyVerdict::Withheld(Reason::ExecHasNoId),
+        Agreement::Eager => {
+            *verdict = KeyVerdict::NotGraphed;
+            outcome.keyed += 1;
+        }
+        Agreement::Several => {}
+    }
+}
+
+/// The link every consistent assignment gives a record: `call`'s.
+fn settle_link(
+    index: &CallIndex<'_>,
+    call: u32,
+    verdict: &mut LinkVerdict,
+    outcome: &mut JointOutcome,
+) {
+    *verdict = LinkVerdict::Linked {
+        correlation_id: index.call(call).correlation_id,
+        proof: LinkProof::OnlyConsistentAssignment,
+    };
+    outcome.linked += 1;
+}
+
+/// The key one output gives its record.
+fn slot_agreement(index: &CallIndex<'_>, slot: SlotInfo) -> Agreement {
+    match (
+        &index.produces[slot.call as usize],
+        index.output(slot.call, slot.k).node,
+    ) {
+        (Produces::Graph { graph_id, .. }, Some(node)) => Agreement::Node(*graph_id, node),
+        (_, None) => Agreement::Eager,
+        // A node of work that is not a graph launch names no key.
+        (_, Some(_)) => Agreement::Several,
+    }
+}
+
 /// The key and the call every remaining candidate of record `r` names.
 fn agreement(index: &CallIndex<'_>, joint: &Joint, r: u32) -> (Agreement, Option<u32>) {
-    let mut seen: HashSet<(Option<Option<AttributionId>>, Option<NodeId>)> = HashSet::new();
+    let mut key: Option<Agreement> = None;
     let mut calls: Option<Option<u32>> = None;
     for e in joint.record_edges(r) {
         let slot = joint.slots[joint.slot_of(e) as usize];
-        let produced = index.output(slot.call, slot.k);
-        let graph = match (&index.produces[slot.call as usize], produced.node) {
-            (Produces::Graph { graph_id, .. }, Some(_)) => Some(*graph_id),
-            _ => None,
+        let here = slot_agreement(index, slot);
+        key = match key {
+            None => Some(here),
+            Some(k) if k == here => Some(k),
+            _ => Some(Agreement::Several),
         };
-        seen.insert((graph, produced.node));
         calls = match calls {
             None => Some(Some(slot.call)),
             Some(Some(c)) if c == slot.call => Some(Some(c)),
             _ => Some(None),
         };
     }
-    let call = calls.flatten();
-    if seen.len() != 1 {
-        return (Agreement::Several, call);
-    }
-    let key = match seen.into_iter().next() {
-        Some((Some(graph_id), Some(node))) => Agreement::Node(graph_id, node),
-        Some((None, None)) => Agreement::Eager,
-        _ => Agreement::Several,
-    };
-    (key, call)
+    (key.unwrap_or(Agreement::Several), calls.flatten())
 }
 
 /// Small windows for the rules' unit tests.

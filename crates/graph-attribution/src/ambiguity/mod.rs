@@ -44,7 +44,7 @@ use crate::joint::Joint;
 use crate::rules::time_order::Plan;
 
 use cnf::{Instance, Outside};
-use model::{consistent, Model, SlotKey, NONE};
+use model::{consistent, Model, NONE};
 
 /// Solver steps for the first assignment, and per question.
 const FIRST_STEPS: u64 = 100_000;
@@ -195,14 +195,10 @@ impl Question {
     /// Does slot `s` give the same answer as slot `here`?
     fn same(self, m: &Model<'_>, s: u32, here: u32) -> bool {
         match self {
-            Question::Key => key_of(m, s) == key_of(m, here),
+            Question::Key => m.slot_key[s as usize] == m.slot_key[here as usize],
             Question::Link => m.slot_call[s as usize] == m.slot_call[here as usize],
         }
     }
-}
-
-fn key_of(m: &Model<'_>, s: u32) -> SlotKey {
-    m.slot_key[s as usize]
 }
 
 /// The records that may be part of `calls`.
@@ -236,7 +232,7 @@ fn mark_differences(m: &Model<'_>, base: &[u32], second: &[u32], out: &mut Class
         if a == NONE || b == NONE || a == b {
             continue;
         }
-        if key_of(m, a) != key_of(m, b) {
+        if m.slot_key[a as usize] != m.slot_key[b as usize] {
             out.key[r] = Answer::Ambiguous;
         }
         if m.slot_call[a as usize] != m.slot_call[b as usize] {

@@ -91,7 +91,7 @@ pub(crate) fn prune(
         }
     }
     for (kind, (records, mandatory)) in groups {
-        if !filter(joint, matching, &records, &mandatory) {
+        if !filter(index, joint, matching, &records, &mandatory) {
             joint.contradicted.insert(kind);
         }
     }
@@ -99,7 +99,13 @@ pub(crate) fn prune(
 
 /// Filters one kind; false when no matching covers every record and every
 /// mandatory output.
-fn filter(joint: &mut Joint, m: &mut Matching, records: &[u32], mandatory: &[u32]) -> bool {
+fn filter(
+    index: &CallIndex<'_>,
+    joint: &mut Joint,
+    m: &mut Matching,
+    records: &[u32],
+    mandatory: &[u32],
+) -> bool {
     // Keep what is left of the last round's matching on mandatory outputs.
     for &r in records {
         let e = m.record_edge[r as usize];
@@ -116,7 +122,7 @@ fn filter(joint: &mut Joint, m: &mut Matching, records: &[u32], mandatory: &[u32
     {
         return false;
     }
-    remove_unmatchable(joint, m, records, mandatory);
+    remove_unmatchable(index, joint, m, records, mandatory);
     // An output that may become either of two kinds is matched again with
     // each: leave it free for the other.
     for &r in records {
@@ -227,7 +233,13 @@ fn path_from(joint: &Joint, m: &mut Matching, root: u32, allowed: &dyn Fn(u32) -
 
 /// Removes the edges of `records` that are in no matching covering every
 /// record and mandatory output (`m` is one).
-fn remove_unmatchable(joint: &mut Joint, m: &mut Matching, records: &[u32], mandatory: &[u32]) {
+fn remove_unmatchable(
+    index: &CallIndex<'_>,
+    joint: &mut Joint,
+    m: &mut Matching,
+    records: &[u32],
+    mandatory: &[u32],
+) {
     // Local numbering: records, then slots, then Φ.
     let mut slots: Vec<u32> = Vec::new();
     let note = |s: u32, slots: &mut Vec<u32>, local: &mut Vec<u32>| {
@@ -276,7 +288,7 @@ fn remove_unmatchable(joint: &mut Joint, m: &mut Matching, records: &[u32], mand
         let ls = m.local[s as usize] as usize;
         if m.slot_record[s as usize] != NONE
             && comp[ls] != comp[phi as usize]
-            && joint.slot_kind_is_one(s)
+            && joint.slot_kind(index, s).is_some()
         {
             joint.taken[s as usize] = true;
         }
